@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { Database } from '@firm/db';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Config } from './config';
+import { errorsPlugin } from './errors';
+import { type Authenticator, authPlugin } from './plugins/auth';
+import { openapiPlugin } from './plugins/openapi';
+import { accountRoutes } from './routes/accounts/index';
+import { healthRoutes } from './routes/health/index';
+import { organizationRoutes } from './routes/organizations/index';
+import './types';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  /** Extra bearer-token kinds beyond API keys. */
+  authenticators?: Authenticator[];
+  logger?: FastifyServerOptions['logger'];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+registerAjvFormats();
+
+/** Builds the service without listening. Tests call it with a test database; server.ts listens. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, database } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? (config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL }),
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.decorate('database', database);
+  app.decorate('config', config);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(errorsPlugin);
+  await app.register(authPlugin, { authenticators: deps.authenticators ?? [] });
+  await app.register(openapiPlugin, { origin: config.PUBLIC_ORIGIN });
+
+  await app.register(healthRoutes);
+  await app.register(
+    async (v1) => {
+      await v1.register(organizationRoutes);
+      await v1.register(accountRoutes);
+    },
+    { prefix: '/api/v1' },
+  );
+  return app;
+}

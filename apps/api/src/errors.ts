@@ -1,0 +1,166 @@
+import { DomainError, ERROR_CODES, type ErrorCode, type ErrorDetail, isDomainError } from '@firm/core';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Type } from 'typebox';
+
+interface CodeInfo {
+  status: number;
+  retryable: boolean;
+  description: string;
+}
+
+/** The one table of error codes: HTTP status, whether a retry can succeed, and what it means. */
+export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
+  VALIDATION_ERROR: { status: 400, retryable: false, description: 'The request failed validation; see details.' },
+  MALFORMED_JSON: { status: 400, retryable: false, description: 'The body is not valid JSON.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, description: 'Bodies must be application/json.' },
+  PAYLOAD_TOO_LARGE: { status: 413, retryable: false, description: 'The body is larger than the limit.' },
+  UNAUTHENTICATED: { status: 401, retryable: false, description: 'No valid credential was presented.' },
+  INSUFFICIENT_SCOPE: { status: 403, retryable: false, description: 'The credential lacks the scope the route needs.' },
+  FORBIDDEN: { status: 403, retryable: false, description: 'The caller may not do this.' },
+  NOT_FOUND: { status: 404, retryable: false, description: 'No such resource for this caller.' },
+  ROUTE_NOT_FOUND: { status: 404, retryable: false, description: 'No such route.' },
+  ORGANIZATION_REQUIRED: { status: 400, retryable: false, description: 'The x-organization-id header is required.' },
+  ORGANIZATION_NOT_FOUND: { status: 404, retryable: false, description: 'No such organization for this caller.' },
+  ACCOUNT_NOT_FOUND: { status: 404, retryable: false, description: 'No such account in this organization.' },
+  ACCOUNT_CODE_TAKEN: {
+    status: 409,
+    retryable: false,
+    description: 'Another account of the organization has this code.',
+  },
+  ACCOUNT_IN_USE: { status: 409, retryable: false, description: 'The account has journal lines; archive it instead.' },
+  ACCOUNT_TYPE_LOCKED: {
+    status: 409,
+    retryable: false,
+    description: 'The type of an account with journal lines cannot change.',
+  },
+  INVALID_ACCOUNT: {
+    status: 422,
+    retryable: false,
+    description: 'A referenced account is not an active account of this organization.',
+  },
+  ENTRY_NOT_FOUND: { status: 404, retryable: false, description: 'No such journal entry in this organization.' },
+  UNBALANCED_ENTRY: {
+    status: 422,
+    retryable: false,
+    description: 'Debits and credits differ; details give the difference.',
+  },
+  INVALID_STATE: { status: 409, retryable: false, description: 'The resource is not in a state that allows this.' },
+  INVALID_TRANSFER: {
+    status: 422,
+    retryable: false,
+    description: 'A transfer needs two different balance-sheet accounts.',
+  },
+  PERIOD_CLOSED: { status: 422, retryable: false, description: 'The date is on or before the books-closed date.' },
+  IDEMPOTENCY_KEY_REQUIRED: {
+    status: 400,
+    retryable: false,
+    description: 'Posting routes need an Idempotency-Key header.',
+  },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, retryable: false, description: 'The key was used with a different request.' },
+  IDEMPOTENCY_IN_PROGRESS: { status: 409, retryable: true, description: 'A request with this key is still running.' },
+  CONFLICT: { status: 409, retryable: true, description: 'A concurrent change conflicted; retry.' },
+  RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
+  SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
+  INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },
+};
+
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.Enum(ERROR_CODES, {
+        description: 'Stable machine-readable code; see the x-error-codes table of this document.',
+      }),
+      message: Type.String(),
+      retryable: Type.Boolean(),
+      requestId: Type.String(),
+      details: Type.Optional(
+        Type.Array(
+          Type.Object({ field: Type.Optional(Type.String()), message: Type.String() }, { additionalProperties: true }),
+        ),
+      ),
+    }),
+  },
+  { description: 'Error', title: 'Error' },
+);
+
+/** Error responses keyed by status, for route schemas. */
+export function errorResponses(...statuses: number[]): Record<number, typeof ErrorResponse> {
+  return Object.fromEntries(statuses.map((s) => [s, ErrorResponse]));
+}
+
+export function sendError(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  code: ErrorCode,
+  message: string,
+  details?: ErrorDetail[],
+): FastifyReply {
+  const info = ERROR_TABLE[code];
+  const error: Record<string, unknown> = { code, message, retryable: info.retryable, requestId: request.id };
+  if (details && details.length > 0) error.details = details;
+  return reply.code(info.status).send({ error });
+}
+
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+  keyword?: string;
+  params?: Record<string, unknown>;
+}
+
+function validationDetails(err: FastifyError): ErrorDetail[] {
+  const context = (err as { validationContext?: string }).validationContext ?? 'body';
+  return ((err.validation ?? []) as ValidationIssue[]).map((issue) => {
+    const path = (issue.instancePath ?? '').split('/').filter(Boolean).join('.');
+    const missing = issue.params?.requiredProperties ?? issue.params?.missingProperty;
+    const extra = issue.params?.additionalProperties ?? issue.params?.additionalProperty;
+    const leaf = Array.isArray(missing) ? missing.join(',') : Array.isArray(extra) ? extra.join(',') : undefined;
+    const field = [context, path, leaf].filter(Boolean).join('.');
+    let message = issue.message ?? 'is invalid';
+    if (issue.keyword === 'additionalProperties') message = 'is not a known field';
+    if (issue.keyword === 'required') message = 'is required';
+    return { field, message };
+  });
+}
+
+/** Maps anything thrown to the documented error shape. Unexpected errors are logged, never echoed. */
+export function toErrorResponse(err: unknown): { code: ErrorCode; message: string; details?: ErrorDetail[] } {
+  if (isDomainError(err)) return { code: err.code, message: err.message, details: err.details };
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    return { code: 'VALIDATION_ERROR', message: 'the request failed validation', details: validationDetails(fe) };
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { code: 'MALFORMED_JSON', message: 'the body is not valid JSON' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'send the body as application/json' };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'PAYLOAD_TOO_LARGE', message: 'the body is larger than the limit' };
+  }
+  if (fe.name === 'SyntaxError' && fe.statusCode === 400)
+    return { code: 'MALFORMED_JSON', message: 'the body is not valid JSON' };
+  if (fe.statusCode === 429) return { code: 'RATE_LIMITED', message: 'too many requests' };
+  if (fe.statusCode === 413) return { code: 'PAYLOAD_TOO_LARGE', message: 'the body is larger than the limit' };
+  if (fe.statusCode === 415) return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'send the body as application/json' };
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return { code: 'VALIDATION_ERROR', message: 'the request is not acceptable' };
+  }
+  return { code: 'INTERNAL_ERROR', message: 'unexpected error; the request id identifies it in the logs' };
+}
+
+export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  app.setErrorHandler((err, request, reply) => {
+    const mapped = toErrorResponse(err);
+    if (mapped.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unexpected error');
+    return sendError(reply, request, mapped.code, mapped.message, mapped.details);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, request, 'ROUTE_NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`),
+  );
+});
+
+export { DomainError };

@@ -1,0 +1,115 @@
+import { isUuid } from '@firm/core';
+import type { Executor } from '@firm/db';
+import { authenticateApiKey, type Credential, findVisibleOrganization } from '@firm/identity';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { Type } from 'typebox';
+import { errorResponses, sendError } from '../errors';
+
+/** Turns a presented bearer token into a credential. Each credential kind adds one. */
+export type Authenticator = (db: Executor, token: string) => Promise<Credential | null>;
+
+export const ORGANIZATION_HEADER = 'x-organization-id';
+
+const OrganizationHeader = Type.Object({
+  [ORGANIZATION_HEADER]: Type.Optional(
+    Type.String({ format: 'uuid', description: 'The organization (client company) the request acts on.' }),
+  ),
+});
+
+function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? null;
+}
+
+/**
+ * Authentication, scope checks and organization selection, driven by each route's `config`:
+ * a route declares `scope` (and `organization`) next to its path, and this plugin enforces both
+ * and documents them in the OpenAPI document.
+ */
+export const authPlugin = fp(async (app: FastifyInstance, opts: { authenticators?: Authenticator[] }) => {
+  const authenticators: Authenticator[] = [authenticateApiKey, ...(opts.authenticators ?? [])];
+  app.decorateRequest('credential', null as unknown as Credential);
+  app.decorateRequest('organization', null as unknown as FastifyRequest['organization']);
+
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const scope = route.config?.scope;
+    route.schema = route.schema ?? {};
+    const schema = route.schema;
+    schema.response = schema.response ?? {};
+    const response = schema.response as Record<string, unknown>;
+    const add = (...statuses: number[]) => {
+      for (const [status, s] of Object.entries(errorResponses(...statuses))) response[status] ??= s;
+    };
+    add(400, 500);
+    if (!scope) return;
+    add(401, 403, 404, 429);
+    schema.security = [{ bearerAuth: [] }];
+    (schema as Record<string, unknown>)['x-required-scope'] = scope;
+    const needs = `Requires scope \`${scope}\`.`;
+    schema.description = schema.description ? `${schema.description}\n\n${needs}` : needs;
+    if (route.config?.organization === 'header') {
+      const headers = (schema.headers ?? Type.Object({})) as ReturnType<typeof Type.Object>;
+      schema.headers = Type.Object({ ...headers.properties, ...OrganizationHeader.properties });
+    }
+  });
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const scope = request.routeOptions.config.scope;
+    if (!scope) return;
+    const token = bearerToken(request);
+    let credential: Credential | null = null;
+    if (token) {
+      for (const authenticate of authenticators) {
+        credential = await authenticate(app.database.db, token);
+        if (credential) break;
+      }
+    }
+    if (!credential) {
+      return sendError(
+        reply,
+        request,
+        'UNAUTHENTICATED',
+        token ? 'the credential is not valid' : 'send a credential as Authorization: Bearer <token>',
+      );
+    }
+    if (!credential.scopes.has(scope)) {
+      return sendError(reply, request, 'INSUFFICIENT_SCOPE', `this credential lacks the scope ${scope}`, [
+        { message: 'missing scope', scope },
+      ]);
+    }
+    request.credential = credential;
+  });
+
+  // Organization selection runs before body validation, so a caller learns nothing about a
+  // request body for an organization it cannot see.
+  app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
+    const source = request.routeOptions.config.organization;
+    if (!request.credential || (source !== 'header' && source !== 'path')) return;
+    let organizationId: string | undefined;
+    if (source === 'path') {
+      organizationId = (request.params as { companyId?: string }).companyId;
+    } else {
+      const header = request.headers[ORGANIZATION_HEADER];
+      organizationId = Array.isArray(header) ? header[0] : header;
+      if (!organizationId) {
+        return sendError(reply, request, 'ORGANIZATION_REQUIRED', `send the ${ORGANIZATION_HEADER} header`, [
+          { field: `headers.${ORGANIZATION_HEADER}`, message: 'is required' },
+        ]);
+      }
+      if (!isUuid(organizationId)) {
+        return sendError(reply, request, 'VALIDATION_ERROR', 'the request failed validation', [
+          { field: `headers.${ORGANIZATION_HEADER}`, message: 'must be a UUID' },
+        ]);
+      }
+    }
+    const organization =
+      organizationId && isUuid(organizationId)
+        ? await findVisibleOrganization(app.database.db, request.credential, organizationId)
+        : null;
+    if (!organization) return sendError(reply, request, 'ORGANIZATION_NOT_FOUND', 'organization not found');
+    request.organization = organization;
+  });
+});

@@ -1,0 +1,71 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { openDatabase } from '@firm/db';
+import { seedDemo } from '@firm/demo';
+import closeWithGrace from 'close-with-grace';
+import { sql } from 'drizzle-orm';
+import { buildApp } from './app';
+import { ConfigError, loadConfig } from './config';
+
+/**
+ * Reads config, opens the database, listens, and shuts down gracefully: on SIGTERM/SIGINT the
+ * server stops accepting connections, drains in-flight requests, then closes the database.
+ */
+async function main() {
+  const config = loadConfig();
+  const database = openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX });
+  let demoKey: string | null = null;
+  if (database.kind === 'embedded') {
+    await database.migrate();
+    demoKey = await demoCredentials(database, config.DATA_DIR);
+  }
+  const app = await buildApp({ config, database });
+  app.addHook('onClose', async () => database.close());
+
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an error');
+    else app.log.info({ signal }, 'shutting down');
+    await app.close();
+  });
+
+  await app.listen({ port: config.PORT, host: config.HOST });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const base = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+  const lines = [
+    '',
+    `  API:      ${base}/api/v1`,
+    `  OpenAPI:  ${base}/api/openapi.json`,
+    `  Health:   ${base}/api/health`,
+    `  Database: ${database.kind === 'embedded' ? `embedded (${config.DATA_DIR})` : 'postgres (DATABASE_URL)'}`,
+  ];
+  if (demoKey)
+    lines.push(`  Demo API key: ${demoKey}`, `  (also in ${join(config.DATA_DIR, 'demo-credentials.json')})`);
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+/**
+ * On the embedded database, an empty database is seeded and the demo credentials are kept in
+ * DATA_DIR/demo-credentials.json (local development only), so every start can print the key.
+ */
+async function demoCredentials(database: ReturnType<typeof openDatabase>, dataDir: string): Promise<string | null> {
+  const file = join(dataDir, 'demo-credentials.json');
+  const { rows } = (await database.db.execute(sql`select count(*)::int as n from firms`)) as unknown as {
+    rows: { n: number }[];
+  };
+  if ((rows[0]?.n ?? 0) === 0) {
+    const seeded = await seedDemo(database.db);
+    await writeFile(file, `${JSON.stringify(seeded, null, 2)}\n`, { mode: 0o600 });
+    return seeded.apiKey;
+  }
+  try {
+    return (JSON.parse(await readFile(file, 'utf8')) as { apiKey: string }).apiKey;
+  } catch {
+    return null;
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof ConfigError ? err.message : (err as Error).stack}\n`);
+  process.exit(1);
+});

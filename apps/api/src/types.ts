@@ -1,0 +1,25 @@
+import type { Scope } from '@firm/core';
+import type { Database } from '@firm/db';
+import type { Credential, Organization } from '@firm/identity';
+import type { Config } from './config';
+
+/** How a route picks its organization: from the `x-organization-id` header, from `:companyId`, or not at all. */
+export type OrganizationSource = 'header' | 'path' | 'none';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a credential needs; routes without one are public. */
+    scope?: Scope;
+    organization?: OrganizationSource;
+  }
+  interface FastifyInstance {
+    database: Database;
+    config: Config;
+  }
+  interface FastifyRequest {
+    /** Set on every route that declares a scope. */
+    credential: Credential;
+    /** Set on every route whose `organization` is `header` or `path`. */
+    organization: Organization;
+  }
+}

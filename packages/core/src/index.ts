@@ -1,0 +1,5 @@
+export * from './accounts';
+export * from './cursor';
+export * from './errors';
+export * from './ids';
+export * from './scopes';

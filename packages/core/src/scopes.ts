@@ -1,0 +1,24 @@
+/**
+ * The one catalogue of partner scopes. Routes declare the scope they need next to their path,
+ * the auth plugin enforces it, the OpenAPI document lists it, and the CLI validates `--scope`.
+ */
+export const SCOPES = {
+  'organizations:read': 'See the client companies the firm manages',
+  'accounts:read': 'Read charts of accounts and account balances',
+  'accounts:write': 'Create, change and delete accounts',
+  'entries:read': 'Read journal entries and lines',
+  'entries:write': 'Create, post and void journal entries and post purchases, deposits, transfers',
+  'reports:read': 'Run financial reports',
+  'books:close': 'Close and reopen accounting periods',
+  'audit:read': 'Read the audit trail',
+  'bank:read': 'Read bank accounts, feeds and transactions',
+  'bank:write': 'Classify, match and reconcile bank transactions',
+  'webhooks:read': 'List webhook subscriptions and deliveries',
+  'webhooks:write': 'Create and change webhook subscriptions',
+} as const;
+
+export type Scope = keyof typeof SCOPES;
+
+export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];
+
+export const isScope = (value: string): value is Scope => Object.hasOwn(SCOPES, value);

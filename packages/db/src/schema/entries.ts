@@ -1,0 +1,91 @@
+import { newId } from '@firm/core';
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  check,
+  date,
+  foreignKey,
+  index,
+  integer,
+  pgEnum,
+  pgTable,
+  text,
+  timestamp,
+  unique,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { accounts } from './accounts';
+import { organizations } from './organizations';
+
+export const entryStatus = pgEnum('entry_status', ['draft', 'posted', 'void']);
+
+/** What created the entry: a draft through /entries, or one of the posting routes. */
+export const entrySource = pgEnum('entry_source', [
+  'manual',
+  'journal_entry',
+  'purchase',
+  'deposit',
+  'transfer',
+  'bill_payment',
+]);
+
+export const journalEntries = pgTable(
+  'journal_entries',
+  {
+    id: uuid('id').primaryKey().$defaultFn(newId),
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    status: entryStatus('status').notNull().default('draft'),
+    source: entrySource('source').notNull().default('manual'),
+    entryDate: date('entry_date', { mode: 'string' }).notNull(),
+    memo: text('memo'),
+    reference: text('reference'),
+    payeeName: text('payee_name'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    postedAt: timestamp('posted_at', { withTimezone: true }),
+    voidedAt: timestamp('voided_at', { withTimezone: true }),
+    voidReason: text('void_reason'),
+    /** Who wrote it: the credential kind and id (API key, token family, user). */
+    createdByKind: text('created_by_kind').notNull(),
+    createdById: text('created_by_id').notNull(),
+  },
+  (t) => [
+    unique('journal_entries_org_id_key').on(t.organizationId, t.id),
+    index('journal_entries_org_date_idx').on(t.organizationId, t.entryDate, t.id),
+    check('journal_entries_posted_at', sql`(${t.status} = 'draft') = (${t.postedAt} is null)`),
+    check('journal_entries_voided', sql`(${t.status} = 'void') = (${t.voidedAt} is not null)`),
+  ],
+);
+
+/**
+ * One line a row. `amount_cents` is signed: debits positive, credits negative, so an entry balances
+ * when its lines sum to zero and an account's balance is a plain sum.
+ */
+export const journalLines = pgTable(
+  'journal_lines',
+  {
+    id: uuid('id').primaryKey().$defaultFn(newId),
+    organizationId: uuid('organization_id').notNull(),
+    entryId: uuid('entry_id').notNull(),
+    lineNo: integer('line_no').notNull(),
+    accountId: uuid('account_id').notNull(),
+    description: text('description'),
+    amountCents: bigint('amount_cents', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    // Composite keys: a line belongs to an entry and names an account of the same organization.
+    foreignKey({
+      name: 'journal_lines_entry_fk',
+      columns: [t.organizationId, t.entryId],
+      foreignColumns: [journalEntries.organizationId, journalEntries.id],
+    }),
+    foreignKey({
+      name: 'journal_lines_account_fk',
+      columns: [t.organizationId, t.accountId],
+      foreignColumns: [accounts.organizationId, accounts.id],
+    }),
+    unique('journal_lines_entry_line_key').on(t.entryId, t.lineNo),
+    index('journal_lines_account_idx').on(t.accountId),
+  ],
+);

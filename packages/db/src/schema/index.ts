@@ -1,0 +1,5 @@
+export * from './accounts';
+export * from './credentials';
+export * from './entries';
+export * from './firms';
+export * from './organizations';

@@ -1,0 +1,78 @@
+import { accounts, type Db, firms, organizations, users } from '@firm/db';
+import { createApiKey, generatePassword, hashPassword } from '@firm/identity';
+import { STANDARD_CHART } from '@firm/ledger';
+import { asc, eq } from 'drizzle-orm';
+
+export const DEMO_FIRM_SLUG = 'demo';
+export const DEMO_OWNER_EMAIL = 'owner@demo-firm.test';
+const DEMO_ORGANIZATIONS = ['Northwind Bakery LLC', 'Bluebird Design Studio'];
+
+export interface SeedResult {
+  /** False when the demo firm already existed and only a new API key was made. */
+  created: boolean;
+  firmId: string;
+  apiKey: string;
+  apiKeyId: string;
+  organizations: { id: string; name: string }[];
+  /** The password is only known on the run that created the user. */
+  user: { email: string; password: string | null };
+}
+
+/**
+ * Seeds a demo firm: an owner, two client organizations with a standard chart, and an API key.
+ * Idempotent: on a seeded database it only issues a fresh API key (keys are shown once).
+ */
+export async function seedDemo(db: Db, options: { password?: string } = {}): Promise<SeedResult> {
+  return db.transaction(async (tx) => {
+    const [inserted] = await tx
+      .insert(firms)
+      .values({ slug: DEMO_FIRM_SLUG, name: 'Demo Accounting Firm' })
+      .onConflictDoNothing({ target: firms.slug })
+      .returning();
+    let password: string | null = null;
+    let firmId: string;
+    let ownerId: string | null = null;
+    if (inserted) {
+      firmId = inserted.id;
+      password = options.password ?? generatePassword();
+      const [owner] = await tx
+        .insert(users)
+        .values({
+          firmId,
+          email: DEMO_OWNER_EMAIL,
+          name: 'Demo Owner',
+          role: 'owner',
+          passwordHash: await hashPassword(password),
+        })
+        .returning({ id: users.id });
+      ownerId = owner?.id ?? null;
+      for (const name of DEMO_ORGANIZATIONS) {
+        const [org] = await tx.insert(organizations).values({ firmId, name }).returning({ id: organizations.id });
+        await tx.insert(accounts).values(STANDARD_CHART.map((a) => ({ ...a, organizationId: org?.id as string })));
+      }
+    } else {
+      const [existing] = await tx.select({ id: firms.id }).from(firms).where(eq(firms.slug, DEMO_FIRM_SLUG));
+      firmId = existing?.id as string;
+      const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.email, DEMO_OWNER_EMAIL));
+      ownerId = owner?.id ?? null;
+    }
+    const orgs = await tx
+      .select({ id: organizations.id, name: organizations.name })
+      .from(organizations)
+      .where(eq(organizations.firmId, firmId))
+      .orderBy(asc(organizations.id));
+    const { key, record } = await createApiKey(tx, {
+      firmId,
+      name: 'Demo key',
+      ...(ownerId ? { createdByUserId: ownerId } : {}),
+    });
+    return {
+      created: Boolean(inserted),
+      firmId,
+      apiKey: key,
+      apiKeyId: record.id,
+      organizations: orgs,
+      user: { email: DEMO_OWNER_EMAIL, password },
+    };
+  });
+}

@@ -1,0 +1,122 @@
+import { ALL_SCOPES, DomainError, isScope, type Scope } from '@firm/core';
+import { apiKeys, type Executor, organizations } from '@firm/db';
+import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Credential } from './credentials';
+import { displayPrefixOf, generateSecret, hashSecret, isWellFormedSecret, safeEqual } from './secrets';
+
+export const API_KEY_PREFIX = 'dk_live_';
+
+/** `lastUsedAt` is refreshed at most this often, so that a busy key does not write on every request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface CreateApiKeyInput {
+  firmId: string;
+  name?: string;
+  scopes?: readonly string[];
+  organizationIds?: readonly string[];
+  createdByUserId?: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  firmId: string;
+  name: string;
+  displayPrefix: string;
+  scopes: string[];
+  organizationIds: string[] | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export async function createApiKey(
+  db: Executor,
+  input: CreateApiKeyInput,
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : ALL_SCOPES;
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length > 0) {
+    throw new DomainError('VALIDATION_ERROR', `unknown scope: ${unknown.join(', ')}`, [
+      { field: 'scopes', message: `known scopes: ${ALL_SCOPES.join(', ')}` },
+    ]);
+  }
+  const organizationIds =
+    input.organizationIds && input.organizationIds.length > 0 ? [...new Set(input.organizationIds)] : null;
+  if (organizationIds) {
+    const found = await db
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(and(eq(organizations.firmId, input.firmId), inArray(organizations.id, organizationIds)));
+    if (found.length !== organizationIds.length) {
+      throw new DomainError('ORGANIZATION_NOT_FOUND', 'an organization is not managed by this firm');
+    }
+  }
+  const key = generateSecret(API_KEY_PREFIX);
+  const [record] = await db
+    .insert(apiKeys)
+    .values({
+      firmId: input.firmId,
+      name: input.name ?? 'API key',
+      displayPrefix: displayPrefixOf(key, API_KEY_PREFIX),
+      keyHash: hashSecret(key),
+      scopes,
+      organizationIds,
+      createdByUserId: input.createdByUserId ?? null,
+    })
+    .returning();
+  return { key, record: toRecord(record as typeof apiKeys.$inferSelect) };
+}
+
+export async function revokeApiKey(db: Executor, id: string, firmId?: string): Promise<boolean> {
+  const where = firmId ? and(eq(apiKeys.id, id), eq(apiKeys.firmId, firmId)) : eq(apiKeys.id, id);
+  const rows = await db
+    .update(apiKeys)
+    .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
+    .where(where)
+    .returning({ id: apiKeys.id });
+  return rows.length > 0;
+}
+
+/**
+ * Resolves a presented key to its credential, or null. Malformed keys and bad checksums are
+ * rejected without touching the database.
+ */
+export async function authenticateApiKey(
+  db: Executor,
+  presented: string,
+  now = new Date(),
+): Promise<Credential | null> {
+  if (!isWellFormedSecret(API_KEY_PREFIX, presented)) return null;
+  const hash = hashSecret(presented);
+  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.keyHash, hash)).limit(1);
+  if (!row || !safeEqual(row.keyHash, hash) || row.revokedAt) return null;
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+    await db
+      .update(apiKeys)
+      .set({ lastUsedAt: now })
+      .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore))));
+  }
+  return {
+    kind: 'api_key',
+    id: row.id,
+    firmId: row.firmId,
+    scopes: new Set(row.scopes.filter(isScope) as Scope[]),
+    organizationIds: row.organizationIds,
+    userId: row.createdByUserId,
+  };
+}
+
+function toRecord(row: typeof apiKeys.$inferSelect): ApiKeyRecord {
+  return {
+    id: row.id,
+    firmId: row.firmId,
+    name: row.name,
+    displayPrefix: row.displayPrefix,
+    scopes: row.scopes,
+    organizationIds: row.organizationIds,
+    createdAt: row.createdAt,
+    lastUsedAt: row.lastUsedAt,
+    revokedAt: row.revokedAt,
+  };
+}

@@ -1,0 +1,16 @@
+import type { Scope } from '@firm/core';
+
+/** Who is calling, whatever the kind of credential. Built by the auth layer, read by every route. */
+export interface Credential {
+  kind: 'api_key' | 'oauth_token' | 'session';
+  /** The API key id, token family id or user id: what audit events and rate limits key on. */
+  id: string;
+  firmId: string;
+  scopes: ReadonlySet<Scope>;
+  /** Null: every organization of the firm. */
+  organizationIds: readonly string[] | null;
+  userId: string | null;
+}
+
+export const canSeeOrganization = (credential: Credential, organizationId: string): boolean =>
+  credential.organizationIds === null || credential.organizationIds.includes(organizationId);

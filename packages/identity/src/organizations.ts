@@ -1,0 +1,45 @@
+import { decodeCursor, type Page, toPage } from '@firm/core';
+import { type Executor, organizations } from '@firm/db';
+import { and, asc, eq, gt, inArray, type SQL } from 'drizzle-orm';
+import { type Credential, canSeeOrganization } from './credentials';
+
+export type Organization = typeof organizations.$inferSelect;
+
+/** The organizations a credential may see: its firm's, narrowed to the key's list when it has one. */
+function visibleTo(credential: Credential): SQL | undefined {
+  const firm = eq(organizations.firmId, credential.firmId);
+  return credential.organizationIds === null
+    ? firm
+    : and(firm, inArray(organizations.id, credential.organizationIds as string[]));
+}
+
+export async function listOrganizations(
+  db: Executor,
+  credential: Credential,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<Page<Organization>> {
+  if (credential.organizationIds?.length === 0) return { data: [], nextCursor: null };
+  const after = page.cursor ? gt(organizations.id, String(decodeCursor(page.cursor, 1)[0])) : undefined;
+  const rows = await db
+    .select()
+    .from(organizations)
+    .where(and(visibleTo(credential), after))
+    .orderBy(asc(organizations.id))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, (o) => [o.id]);
+}
+
+/** The organization when this credential may see it; null otherwise (callers answer 404 either way). */
+export async function findVisibleOrganization(
+  db: Executor,
+  credential: Credential,
+  organizationId: string,
+): Promise<Organization | null> {
+  if (!canSeeOrganization(credential, organizationId)) return null;
+  const [row] = await db
+    .select()
+    .from(organizations)
+    .where(and(eq(organizations.id, organizationId), eq(organizations.firmId, credential.firmId)))
+    .limit(1);
+  return row ?? null;
+}

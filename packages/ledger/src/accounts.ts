@@ -1,0 +1,186 @@
+import {
+  type AccountSubtype,
+  type AccountType,
+  DEFAULT_SUBTYPE,
+  DomainError,
+  decodeCursor,
+  type Page,
+  subtypeBelongsTo,
+  toPage,
+} from '@firm/core';
+import { accounts, type Executor, journalLines, pgErrorOf } from '@firm/db';
+import { and, asc, eq, gt, or, sql } from 'drizzle-orm';
+
+export type Account = typeof accounts.$inferSelect;
+
+export interface AccountInput {
+  code: string;
+  name: string;
+  type: AccountType;
+  subtype?: AccountSubtype | undefined;
+  description?: string | null | undefined;
+}
+
+export interface AccountPatch {
+  code?: string | undefined;
+  name?: string | undefined;
+  type?: AccountType | undefined;
+  subtype?: AccountSubtype | undefined;
+  description?: string | null | undefined;
+  archived?: boolean | undefined;
+}
+
+export interface AccountFilter {
+  limit: number;
+  cursor?: string | undefined;
+  type?: AccountType | undefined;
+  includeArchived?: boolean | undefined;
+}
+
+const notFound = () => new DomainError('ACCOUNT_NOT_FOUND', 'account not found');
+
+function checkSubtype(type: AccountType, subtype: string): void {
+  if (!subtypeBelongsTo(type, subtype)) {
+    throw new DomainError('VALIDATION_ERROR', `subtype ${subtype} is not a kind of ${type} account`, [
+      { field: 'subtype', message: `not allowed for type ${type}` },
+    ]);
+  }
+}
+
+/** Unique-code violations become a 409 the caller can act on; anything else is rethrown. */
+function rethrowCodeTaken(err: unknown, code: string | undefined): never {
+  const pgErr = pgErrorOf(err);
+  if (pgErr?.code === '23505' && pgErr.message.includes('accounts_org_code_key')) {
+    throw new DomainError('ACCOUNT_CODE_TAKEN', `account code ${code} is already used in this organization`, [
+      { field: 'code', message: 'already used' },
+    ]);
+  }
+  throw err;
+}
+
+export async function listAccounts(
+  db: Executor,
+  organizationId: string,
+  filter: AccountFilter,
+): Promise<Page<Account>> {
+  let after: ReturnType<typeof or>;
+  if (filter.cursor) {
+    const [code, id] = decodeCursor(filter.cursor, 2).map(String) as [string, string];
+    after = or(gt(accounts.code, code), and(eq(accounts.code, code), gt(accounts.id, id)));
+  }
+  const rows = await db
+    .select()
+    .from(accounts)
+    .where(
+      and(
+        eq(accounts.organizationId, organizationId),
+        filter.type ? eq(accounts.type, filter.type) : undefined,
+        filter.includeArchived ? undefined : eq(accounts.archived, false),
+        after,
+      ),
+    )
+    .orderBy(asc(accounts.code), asc(accounts.id))
+    .limit(filter.limit + 1);
+  return toPage(rows, filter.limit, (a) => [a.code, a.id]);
+}
+
+export async function getAccount(db: Executor, organizationId: string, id: string): Promise<Account> {
+  const [row] = await db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.organizationId, organizationId), eq(accounts.id, id)))
+    .limit(1);
+  if (!row) throw notFound();
+  return row;
+}
+
+export async function createAccount(db: Executor, organizationId: string, input: AccountInput): Promise<Account> {
+  const subtype = input.subtype ?? DEFAULT_SUBTYPE[input.type];
+  checkSubtype(input.type, subtype);
+  try {
+    const [row] = await db
+      .insert(accounts)
+      .values({
+        organizationId,
+        code: input.code,
+        name: input.name,
+        type: input.type,
+        subtype,
+        description: input.description ?? null,
+      })
+      .returning();
+    return row as Account;
+  } catch (err) {
+    rethrowCodeTaken(err, input.code);
+  }
+}
+
+const isUsed = async (db: Executor, organizationId: string, id: string): Promise<boolean> => {
+  const rows = await db
+    .select({ one: sql`1` })
+    .from(journalLines)
+    .where(and(eq(journalLines.organizationId, organizationId), eq(journalLines.accountId, id)))
+    .limit(1);
+  return rows.length > 0;
+};
+
+export async function updateAccount(
+  db: Executor,
+  organizationId: string,
+  id: string,
+  patch: AccountPatch,
+): Promise<Account> {
+  return db.transaction(async (tx) => {
+    const [current] = await tx
+      .select()
+      .from(accounts)
+      .where(and(eq(accounts.organizationId, organizationId), eq(accounts.id, id)))
+      .for('update')
+      .limit(1);
+    if (!current) throw notFound();
+    const type = patch.type ?? current.type;
+    const subtype =
+      patch.subtype ?? (patch.type && patch.type !== current.type ? DEFAULT_SUBTYPE[type] : current.subtype);
+    checkSubtype(type, subtype);
+    if (type !== current.type && (await isUsed(tx, organizationId, id))) {
+      throw new DomainError('ACCOUNT_TYPE_LOCKED', 'the type of an account with journal lines cannot change', [
+        { field: 'type', message: 'account has journal lines' },
+      ]);
+    }
+    try {
+      const [row] = await tx
+        .update(accounts)
+        .set({
+          code: patch.code ?? current.code,
+          name: patch.name ?? current.name,
+          type,
+          subtype,
+          description: patch.description === undefined ? current.description : patch.description,
+          archived: patch.archived ?? current.archived,
+          updatedAt: new Date(),
+        })
+        .where(and(eq(accounts.organizationId, organizationId), eq(accounts.id, id)))
+        .returning();
+      return row as Account;
+    } catch (err) {
+      rethrowCodeTaken(err, patch.code);
+    }
+  });
+}
+
+/** Deletes an account no journal line has ever used; the foreign key makes this race-free. */
+export async function deleteAccount(db: Executor, organizationId: string, id: string): Promise<void> {
+  const inUse = () =>
+    new DomainError('ACCOUNT_IN_USE', 'the account has journal lines; archive it instead of deleting it');
+  if (await isUsed(db, organizationId, id)) throw inUse();
+  try {
+    const rows = await db
+      .delete(accounts)
+      .where(and(eq(accounts.organizationId, organizationId), eq(accounts.id, id)))
+      .returning({ id: accounts.id });
+    if (rows.length === 0) throw notFound();
+  } catch (err) {
+    if (pgErrorOf(err)?.code === '23503') throw inUse();
+    throw err;
+  }
+}

@@ -1,0 +1,3 @@
+export * from './account-ledger';
+export * from './accounts';
+export * from './chart-template';
