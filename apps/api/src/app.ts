@@ -38,7 +38,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  // Request bodies are JSON only; anything else is 415 rather than a string the schema rejects.
+  app.removeContentTypeParser('text/plain');
   app.decorate('database', database);
+  const routeTable: { method: string; url: string }[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push({ method, url: route.url });
+  });
   app.decorate('config', config);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

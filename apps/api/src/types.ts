@@ -15,6 +15,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     database: Database;
     config: Config;
+    /** Every route registered, as method and URL pattern. */
+    routeTable: ReadonlyArray<{ method: string; url: string }>;
   }
   interface FastifyRequest {
     /** Set on every route that declares a scope. */

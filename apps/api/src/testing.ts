@@ -1,0 +1,70 @@
+import { accounts, type Db, firms, organizations } from '@firm/db';
+import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
+import { type SeedResult, seedDemo } from '@firm/demo';
+import { createApiKey } from '@firm/identity';
+import { STANDARD_CHART } from '@firm/ledger';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app';
+import { type Config, testConfig } from './config';
+
+export const DEMO_PASSWORD = 'correct horse battery staple';
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: TestDatabase;
+  demo: SeedResult;
+  /** Headers with the demo key. */
+  auth: { authorization: string };
+  /** Headers with the demo key and the first demo organization. */
+  orgHeaders: { authorization: string; 'x-organization-id': string };
+  orgId: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A built app on its own database, seeded with the demo firm. `prepare` runs before `ready()`,
+ * for tests that add a route of their own.
+ */
+export async function createTestApp(
+  options: { config?: Partial<Config>; prepare?: (app: FastifyInstance) => void } = {},
+): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const app = await buildApp({ config: testConfig(options.config), database });
+  options.prepare?.(app);
+  await app.ready();
+  const demo = await seedDemo(database.db, { password: DEMO_PASSWORD });
+  const orgId = demo.organizations[0]?.id as string;
+  const authorization = `Bearer ${demo.apiKey}`;
+  return {
+    app,
+    database,
+    demo,
+    orgId,
+    auth: { authorization },
+    orgHeaders: { authorization, 'x-organization-id': orgId },
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
+
+/** Another firm with one organization (standard chart) and an all-scopes key: the "other tenant". */
+export async function createOtherFirm(db: Db, slug = 'other') {
+  const [firm] = await db
+    .insert(firms)
+    .values({ slug, name: `Firm ${slug}` })
+    .returning();
+  const firmId = firm?.id as string;
+  const [org] = await db
+    .insert(organizations)
+    .values({ firmId, name: `${slug} client` })
+    .returning();
+  const orgId = org?.id as string;
+  const chart = await db
+    .insert(accounts)
+    .values(STANDARD_CHART.map((a) => ({ ...a, organizationId: orgId })))
+    .returning();
+  const { key } = await createApiKey(db, { firmId });
+  return { firmId, orgId, apiKey: key, accounts: chart, authorization: `Bearer ${key}` };
+}
