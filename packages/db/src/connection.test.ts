@@ -23,11 +23,13 @@ describe('database', () => {
 
   it('refuses a subtype of another type', async () => {
     const err = await database.db
-      .execute(sql`
+      .execute(
+        sql`
         with f as (insert into firms (id, slug, name) values (gen_random_uuid(), 'f', 'F') returning id),
         o as (insert into organizations (id, firm_id, name) select gen_random_uuid(), id, 'O' from f returning id)
         insert into accounts (id, organization_id, code, name, type, subtype)
-        select gen_random_uuid(), id, '1000', 'Card', 'asset', 'credit_card' from o`)
+        select gen_random_uuid(), id, '1000', 'Card', 'asset', 'credit_card' from o`,
+      )
       .catch((e: unknown) => e);
     expect(pgErrorOf(err)).toMatchObject({ code: '23514' });
     expect(pgErrorOf(err)?.message).toMatch(/accounts_subtype_matches_type/);
