@@ -3,3 +3,4 @@ export * from './credentials';
 export * from './entries';
 export * from './firms';
 export * from './organizations';
+export * from './oauth';
