@@ -5,6 +5,10 @@ import { sql } from 'drizzle-orm';
 /** +1 when the account's normal balance is a debit, -1 when it is a credit. */
 export const normalSign = (type: AccountType): 1 | -1 => (type === 'asset' || type === 'expense' ? 1 : -1);
 
+/** A signed (debit-positive) amount seen in the account's normal direction; never -0, which would not compare equal to 0. */
+export const inNormalDirection = (type: AccountType, signedCents: number): number =>
+  signedCents === 0 ? 0 : normalSign(type) * signedCents;
+
 export interface LedgerLine {
   entryId: string;
   lineId: string;
@@ -62,7 +66,7 @@ export async function accountLedger(
   account: { id: string; type: AccountType },
   query: LedgerQuery,
 ): Promise<AccountLedger> {
-  const sign = normalSign(account.type);
+  const balance = (signed: number) => inNormalDirection(account.type, signed);
   const start = query.startDate ?? null;
   const end = query.endDate ?? null;
   const dayBefore = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
@@ -106,8 +110,8 @@ export async function accountLedger(
   return {
     startDate: start,
     endDate: end,
-    openingBalanceCents: sign * opening,
-    closingBalanceCents: sign * (opening + inRange),
+    openingBalanceCents: balance(opening),
+    closingBalanceCents: balance(opening + inRange),
     lines: page.map((r) => {
       const amount = Number(r.amount);
       return {
@@ -118,7 +122,7 @@ export async function accountLedger(
         description: r.description,
         debitCents: Math.max(amount, 0),
         creditCents: amount < 0 ? -amount : 0,
-        runningBalanceCents: sign * (opening + Number(r.running)),
+        runningBalanceCents: balance(opening + Number(r.running)),
       };
     }),
     nextCursor: rows.length > query.limit && last ? encodeCursor([last.date, last.entry_id, last.line_no]) : null,

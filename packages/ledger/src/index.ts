@@ -1,3 +1,13 @@
 export * from './account-ledger';
 export * from './accounts';
 export * from './chart-template';
+export * from './context';
+export { fiscalYearStart, isIsoDate } from './dates';
+export * from './db-errors';
+export * from './entries';
+export * from './events';
+export type { DebitCreditLine, PostingLine } from './lines';
+export * from './periods';
+export * from './posting';
+export * from './posting-inputs';
+export * from './reports';

@@ -87,5 +87,7 @@ export const journalLines = pgTable(
     }),
     unique('journal_lines_entry_line_key').on(t.entryId, t.lineNo),
     index('journal_lines_account_idx').on(t.accountId),
+    // A zero line carries no debit or credit; refusing it keeps every line meaningful and the side unambiguous.
+    check('journal_lines_amount_nonzero', sql`${t.amountCents} <> 0`),
   ],
 );

@@ -1,0 +1,27 @@
+import { bigint, date, foreignKey, index, pgTable, primaryKey, uuid } from 'drizzle-orm/pg-core';
+import { accounts } from './accounts';
+
+/**
+ * Per account and day, the signed (debit-positive) sum of the lines of posted entries dated that day.
+ * The posting path adds an entry's lines when it is posted and subtracts them when it is voided, in the
+ * same transaction, so reports read one row per account and day instead of every line.
+ */
+export const accountDailyBalances = pgTable(
+  'account_daily_balances',
+  {
+    organizationId: uuid('organization_id').notNull(),
+    accountId: uuid('account_id').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    amountCents: bigint('amount_cents', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'account_daily_balances_pkey', columns: [t.organizationId, t.accountId, t.day] }),
+    foreignKey({
+      name: 'account_daily_balances_account_fk',
+      columns: [t.organizationId, t.accountId],
+      foreignColumns: [accounts.organizationId, accounts.id],
+    }),
+    // Period reports (a month's P&L, a year's trial balance) read a date range across all accounts.
+    index('account_daily_balances_org_day_idx').on(t.organizationId, t.day),
+  ],
+);

@@ -1,0 +1,42 @@
+import { sql } from 'drizzle-orm';
+import { check, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { firms } from './firms';
+import { organizations } from './organizations';
+
+/**
+ * `completed` is the default because the posting path writes the record in the same transaction as the
+ * posting, once the response is known; `in_progress` is for a flow that reserves the key first.
+ */
+export const idempotencyStatus = pgEnum('idempotency_status', ['in_progress', 'completed']);
+
+/**
+ * One record per (firm, organization, route, key): a hash of the request and the response to replay.
+ * The key is scoped to the caller's firm and organization so one tenant's keys never collide with another's.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    firmId: uuid('firm_id')
+      .notNull()
+      .references(() => firms.id),
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    /** Method and route pattern, e.g. `POST /api/v1/purchases`. */
+    route: text('route').notNull(),
+    key: text('key').notNull(),
+    /** SHA-256 of the canonical request body: the same key with another body is refused. */
+    requestHash: text('request_hash').notNull(),
+    status: idempotencyStatus('status').notNull().default('completed'),
+    responseStatus: integer('response_status'),
+    responseBody: jsonb('response_body'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'idempotency_keys_pkey', columns: [t.firmId, t.organizationId, t.route, t.key] }),
+    // The purge deletes by expiry.
+    index('idempotency_keys_expires_idx').on(t.expiresAt),
+    check('idempotency_keys_response', sql`(${t.status} = 'completed') = (${t.responseStatus} is not null)`),
+  ],
+);

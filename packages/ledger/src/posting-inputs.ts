@@ -1,0 +1,144 @@
+import { DomainError, isBalanceSheetType } from '@firm/core';
+import {
+  checkCents,
+  checkLineCount,
+  type DebitCreditLine,
+  type PostableAccount,
+  type PostingLine,
+  signedLine,
+} from './lines';
+
+interface PostingCommon {
+  date: string;
+  memo?: string | null | undefined;
+  reference?: string | null | undefined;
+  payeeName?: string | null | undefined;
+}
+
+/** A category line of a purchase, deposit or bill payment: which account, and how much. */
+export interface AmountLine {
+  accountId: string;
+  description?: string | null | undefined;
+  amountCents: number;
+}
+
+/**
+ * What a posting route asks for, one shape per kind. Every kind becomes balanced lines through
+ * `postingLines` and then takes the one posting path, `postTransaction`.
+ */
+export type PostingInput =
+  /** Balanced lines as given. */
+  | (PostingCommon & { kind: 'journal_entry'; lines: DebitCreditLine[] })
+  /** Money out of `sourceAccountId` (bank or card, credited) into each line's account (debited). */
+  | (PostingCommon & { kind: 'purchase'; sourceAccountId: string; lines: AmountLine[] })
+  /** Like a purchase: money out of `sourceAccountId` into, typically, accounts payable. */
+  | (PostingCommon & { kind: 'bill_payment'; sourceAccountId: string; lines: AmountLine[] })
+  /** The mirror of a purchase: `destinationAccountId` debited, each line's account credited. */
+  | (PostingCommon & { kind: 'deposit'; destinationAccountId: string; lines: AmountLine[] })
+  /** `amountCents` moved from one balance-sheet account to another. */
+  | (PostingCommon & { kind: 'transfer'; fromAccountId: string; toAccountId: string; amountCents: number });
+
+export type PostingKind = PostingInput['kind'];
+
+function categoryLines(lines: AmountLine[], sign: 1 | -1): PostingLine[] {
+  checkLineCount(lines, 1);
+  return lines.map((line, i) => ({
+    accountId: line.accountId,
+    description: line.description ?? null,
+    amountCents: sign * checkCents(line.amountCents, `lines[${i}].amountCents`),
+    field: `lines[${i}].accountId`,
+  }));
+}
+
+const total = (lines: PostingLine[]) => lines.reduce((sum, l) => sum + Math.abs(l.amountCents), 0);
+
+/** Debit each category line, credit the source account with the total. */
+export function purchaseLines(input: {
+  sourceAccountId: string;
+  memo?: string | null;
+  lines: AmountLine[];
+}): PostingLine[] {
+  const debits = categoryLines(input.lines, 1);
+  return [
+    ...debits,
+    {
+      accountId: input.sourceAccountId,
+      description: input.memo ?? null,
+      amountCents: -total(debits),
+      field: 'sourceAccountId',
+    },
+  ];
+}
+
+/** Debit the destination account with the total, credit each category line. */
+export function depositLines(input: {
+  destinationAccountId: string;
+  memo?: string | null;
+  lines: AmountLine[];
+}): PostingLine[] {
+  const credits = categoryLines(input.lines, -1);
+  return [
+    {
+      accountId: input.destinationAccountId,
+      description: input.memo ?? null,
+      amountCents: total(credits),
+      field: 'destinationAccountId',
+    },
+    ...credits,
+  ];
+}
+
+/** Debit the account the money arrives in, credit the one it leaves. */
+export function transferLines(input: {
+  fromAccountId: string;
+  toAccountId: string;
+  amountCents: number;
+  memo?: string | null;
+}): PostingLine[] {
+  const amount = checkCents(input.amountCents, 'amountCents');
+  if (input.fromAccountId === input.toAccountId) {
+    throw new DomainError('INVALID_TRANSFER', 'a transfer needs two different accounts', [
+      { field: 'toAccountId', message: 'same as fromAccountId' },
+    ]);
+  }
+  const description = input.memo ?? null;
+  return [
+    { accountId: input.toAccountId, description, amountCents: amount, field: 'toAccountId' },
+    { accountId: input.fromAccountId, description, amountCents: -amount, field: 'fromAccountId' },
+  ];
+}
+
+export function journalEntryLines(input: { lines: DebitCreditLine[] }): PostingLine[] {
+  checkLineCount(input.lines, 2);
+  return input.lines.map((line, i) => signedLine(line, `lines[${i}]`));
+}
+
+/** The lines a posting input stands for, before any account is looked up. */
+export function postingLines(input: PostingInput): PostingLine[] {
+  switch (input.kind) {
+    case 'journal_entry':
+      return journalEntryLines(input);
+    case 'purchase':
+    case 'bill_payment':
+      return purchaseLines(input);
+    case 'deposit':
+      return depositLines(input);
+    case 'transfer':
+      return transferLines(input);
+  }
+}
+
+/** Rules that need the accounts themselves: a transfer moves money between balance-sheet accounts only. */
+export function checkPostingAccounts(input: PostingInput, accounts: Map<string, PostableAccount>): void {
+  if (input.kind !== 'transfer') return;
+  for (const field of ['fromAccountId', 'toAccountId'] as const) {
+    const account = accounts.get(input[field]);
+    if (account && !isBalanceSheetType(account.type)) {
+      throw new DomainError(
+        'INVALID_TRANSFER',
+        `a transfer moves money between balance-sheet accounts; ${account.code} ${account.name} is a ${account.type} account`,
+        [{ field, message: 'not an asset, liability or equity account' }],
+      );
+    }
+  }
+}

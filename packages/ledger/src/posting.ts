@@ -1,0 +1,207 @@
+import { DomainError, isUuid } from '@firm/core';
+import { journalEntries, journalLines, type Tx } from '@firm/db';
+import { and, eq, sql } from 'drizzle-orm';
+import { type LedgerContext, nowOf } from './context';
+import { checkDate } from './dates';
+import { rethrowLedgerError } from './db-errors';
+import { type Entry, entryNotFound, getEntry } from './entries';
+import { recordEvent } from './events';
+import { assertBalanced, checkLineCount, type PostingLine, loadPostableAccounts } from './lines';
+import { checkPostingAccounts, type PostingInput, postingLines } from './posting-inputs';
+
+/** What a posting route returns. */
+export interface PostingReceipt {
+  journalEntryId: string;
+  status: 'posted';
+  createdAt: Date;
+  postedAt: Date;
+}
+
+/**
+ * Adds (`sign` 1, on posting) or subtracts (`sign` -1, on voiding) an entry's lines to the daily
+ * rollup the reports read. The amounts are summed from the stored lines, so the rollup follows what
+ * was written, not what the caller meant to write. Rows are upserted in (account, day) order so that
+ * concurrent postings lock rollup rows in the same order and cannot deadlock.
+ */
+async function applyToDailyBalances(tx: Tx, organizationId: string, entryId: string, sign: 1 | -1): Promise<void> {
+  await tx.execute(sql`
+    insert into account_daily_balances (organization_id, account_id, day, amount_cents)
+    select l.organization_id, l.account_id, e.entry_date, ${sign}::int * sum(l.amount_cents)
+    from journal_lines l
+    join journal_entries e on e.organization_id = l.organization_id and e.id = l.entry_id
+    where l.organization_id = ${organizationId} and l.entry_id = ${entryId}
+    group by l.organization_id, l.account_id, e.entry_date
+    order by l.account_id, e.entry_date
+    on conflict (organization_id, account_id, day)
+    do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`);
+}
+
+const postedEvent = (
+  entry: { id: string; organizationId: string; source: string; date: string },
+  totalCents: number,
+  lineCount: number,
+  postedAt: Date,
+) => ({
+  organizationId: entry.organizationId,
+  action: 'entry.posted',
+  resourceType: 'journal_entry',
+  resourceId: entry.id,
+  data: { source: entry.source, date: entry.date, totalCents, lineCount },
+  payload: {
+    journalEntryId: entry.id,
+    organizationId: entry.organizationId,
+    source: entry.source,
+    date: entry.date,
+    totalCents,
+    postedAt: postedAt.toISOString(),
+  },
+});
+
+/**
+ * The one posting path every posting route takes: builds the lines of the input, checks the accounts
+ * (active accounts of this organization; transfers between balance-sheet accounts), the balance and, through
+ * the database, the closed period; writes the entry as posted with its lines, the daily rollup, and the
+ * audit and outbox events, all in the caller's transaction.
+ */
+export async function postTransaction(
+  tx: Tx,
+  ctx: LedgerContext,
+  organizationId: string,
+  input: PostingInput,
+): Promise<PostingReceipt> {
+  const date = checkDate(input.date, 'date');
+  const lines = postingLines(input);
+  const accounts = await loadPostableAccounts(tx, ctx.firmId, organizationId, lines);
+  checkPostingAccounts(input, accounts);
+  const totalCents = assertBalanced(lines);
+  const now = nowOf(ctx);
+  try {
+    // Inserted as posted with its lines in one transaction: the database lets the posting transaction
+    // write the lines of the entry it posts, and checks the whole entry at commit.
+    const [entry] = await tx
+      .insert(journalEntries)
+      .values({
+        organizationId,
+        status: 'posted',
+        source: input.kind,
+        entryDate: date,
+        memo: input.memo ?? null,
+        reference: input.reference ?? null,
+        payeeName: input.payeeName ?? null,
+        createdAt: now,
+        postedAt: now,
+        createdByKind: ctx.actor.kind,
+        createdById: ctx.actor.id,
+      })
+      .returning({ id: journalEntries.id });
+    const entryId = (entry as { id: string }).id;
+    await insertLines(tx, organizationId, entryId, lines);
+    await applyToDailyBalances(tx, organizationId, entryId, 1);
+    await recordEvent(
+      tx,
+      ctx,
+      postedEvent({ id: entryId, organizationId, source: input.kind, date }, totalCents, lines.length, now),
+    );
+    return { journalEntryId: entryId, status: 'posted', createdAt: now, postedAt: now };
+  } catch (err) {
+    rethrowLedgerError(err);
+  }
+}
+
+async function insertLines(tx: Tx, organizationId: string, entryId: string, lines: PostingLine[]): Promise<void> {
+  await tx.insert(journalLines).values(
+    lines.map((l, i) => ({
+      organizationId,
+      entryId,
+      lineNo: i + 1,
+      accountId: l.accountId,
+      description: l.description,
+      amountCents: l.amountCents,
+    })),
+  );
+}
+
+/** Locks the entry for the state change, so concurrent posts and voids of one entry take turns. */
+async function lockEntry(tx: Tx, organizationId: string, entryId: string): Promise<Entry> {
+  if (!isUuid(entryId)) throw entryNotFound();
+  const [row] = await tx
+    .select({ id: journalEntries.id })
+    .from(journalEntries)
+    .where(and(eq(journalEntries.organizationId, organizationId), eq(journalEntries.id, entryId)))
+    .for('update');
+  if (!row) throw entryNotFound();
+  return getEntry(tx, organizationId, entryId);
+}
+
+/** draft -> posted. The draft's lines must still name active accounts and balance. */
+export async function postEntry(tx: Tx, ctx: LedgerContext, organizationId: string, entryId: string): Promise<Entry> {
+  const entry = await lockEntry(tx, organizationId, entryId);
+  if (entry.status !== 'draft') {
+    throw new DomainError('INVALID_STATE', `only a draft can be posted; this entry is ${entry.status}`);
+  }
+  const lines: PostingLine[] = entry.lines.map((l, i) => ({
+    accountId: l.accountId,
+    description: l.description,
+    amountCents: l.debitCents - l.creditCents,
+    field: `lines[${i}].accountId`,
+  }));
+  checkLineCount(lines, 2);
+  await loadPostableAccounts(tx, ctx.firmId, organizationId, lines);
+  const totalCents = assertBalanced(lines);
+  const now = nowOf(ctx);
+  try {
+    await tx
+      .update(journalEntries)
+      .set({ status: 'posted', postedAt: now })
+      .where(and(eq(journalEntries.organizationId, organizationId), eq(journalEntries.id, entry.id)));
+    await applyToDailyBalances(tx, organizationId, entry.id, 1);
+    await recordEvent(tx, ctx, postedEvent(entry, totalCents, lines.length, now));
+  } catch (err) {
+    rethrowLedgerError(err);
+  }
+  return getEntry(tx, organizationId, entry.id);
+}
+
+/** posted -> void. The entry and its lines stay visible; its amounts leave every balance. */
+export async function voidEntry(
+  tx: Tx,
+  ctx: LedgerContext,
+  organizationId: string,
+  entryId: string,
+  reason: string,
+): Promise<Entry> {
+  const why = reason.trim();
+  if (why.length === 0) {
+    throw new DomainError('VALIDATION_ERROR', 'a void needs a reason', [{ field: 'reason', message: 'is empty' }]);
+  }
+  const entry = await lockEntry(tx, organizationId, entryId);
+  if (entry.status !== 'posted') {
+    throw new DomainError('INVALID_STATE', `only a posted entry can be voided; this entry is ${entry.status}`);
+  }
+  const now = nowOf(ctx);
+  try {
+    await tx
+      .update(journalEntries)
+      .set({ status: 'void', voidedAt: now, voidReason: why })
+      .where(and(eq(journalEntries.organizationId, organizationId), eq(journalEntries.id, entry.id)));
+    await applyToDailyBalances(tx, organizationId, entry.id, -1);
+    await recordEvent(tx, ctx, {
+      organizationId,
+      action: 'entry.voided',
+      resourceType: 'journal_entry',
+      resourceId: entry.id,
+      data: { date: entry.date, totalCents: entry.totalCents, reason: why },
+      payload: {
+        journalEntryId: entry.id,
+        organizationId,
+        date: entry.date,
+        totalCents: entry.totalCents,
+        reason: why,
+        voidedAt: now.toISOString(),
+      },
+    });
+  } catch (err) {
+    rethrowLedgerError(err);
+  }
+  return getEntry(tx, organizationId, entry.id);
+}

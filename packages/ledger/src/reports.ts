@@ -1,0 +1,389 @@
+import { type AccountSubtype, type AccountType, DomainError, isUuid } from '@firm/core';
+import { type Executor, rowsOf } from '@firm/db';
+import { sql } from 'drizzle-orm';
+import { inNormalDirection } from './account-ledger';
+import { checkDate, fiscalYearStart } from './dates';
+
+/**
+ * Financial reports. Balances come from account_daily_balances (one row per account and day, kept by the
+ * posting path), so a report costs one row per account-day rather than one per line. The general ledger
+ * lists lines from journal_lines, with its opening balances from the same rollup. Amounts are cents in
+ * the account's normal direction (debit for assets and expenses, credit for the rest) unless a field says
+ * debit or credit.
+ */
+
+export interface ReportAccount {
+  accountId: string;
+  code: string;
+  name: string;
+  type: AccountType;
+  subtype: AccountSubtype;
+}
+
+interface AccountNet extends ReportAccount {
+  /** Signed like journal lines: debit positive. */
+  netCents: number;
+}
+
+const sumOf = <T>(rows: readonly T[], pick: (row: T) => number) => rows.reduce((sum, row) => sum + pick(row), 0);
+
+function checkRange(startDate: string | null, endDate: string): void {
+  if (startDate !== null) checkDate(startDate, 'startDate');
+  checkDate(endDate, 'endDate');
+  if (startDate !== null && startDate > endDate) {
+    throw new DomainError('VALIDATION_ERROR', 'startDate is after endDate', [
+      { field: 'startDate', message: 'after endDate' },
+    ]);
+  }
+}
+
+/** Per account, the signed sum of posted lines dated in [from, through] (from null: since the beginning). */
+async function accountNets(
+  db: Executor,
+  organizationId: string,
+  from: string | null,
+  through: string,
+  types: readonly AccountType[],
+): Promise<AccountNet[]> {
+  const rows = rowsOf<{
+    id: string;
+    code: string;
+    name: string;
+    type: AccountType;
+    subtype: AccountSubtype;
+    net: number | string;
+  }>(
+    await db.execute(sql`
+      select a.id, a.code, a.name, a.type, a.subtype, s.net
+      from (
+        select account_id, sum(amount_cents) as net
+        from account_daily_balances
+        where organization_id = ${organizationId} and day <= ${through}::date
+          and (${from}::date is null or day >= ${from}::date)
+        group by account_id
+      ) s
+      join accounts a on a.organization_id = ${organizationId} and a.id = s.account_id
+      where s.net <> 0 and a.type in (${sql.join(
+        types.map((t) => sql`${t}::account_type`),
+        sql`, `,
+      )})
+      order by a.code`),
+  );
+  return rows.map((r) => ({
+    accountId: r.id,
+    code: r.code,
+    name: r.name,
+    type: r.type,
+    subtype: r.subtype,
+    netCents: Number(r.net),
+  }));
+}
+
+const ALL_TYPES: readonly AccountType[] = ['asset', 'liability', 'equity', 'income', 'expense'];
+
+// ---------------------------------------------------------------- trial balance
+
+export interface TrialBalanceRow extends ReportAccount {
+  debitCents: number;
+  creditCents: number;
+}
+
+export interface TrialBalance {
+  startDate: string | null;
+  endDate: string;
+  rows: TrialBalanceRow[];
+  totalDebitCents: number;
+  totalCreditCents: number;
+}
+
+/**
+ * Each account's net of the posted lines dated from `startDate` (or the beginning) through `endDate`,
+ * in a debit or a credit column. The two totals are equal because every entry balances and all of an
+ * entry's lines share its date.
+ */
+export async function trialBalance(
+  db: Executor,
+  organizationId: string,
+  range: { startDate?: string | undefined; endDate: string },
+): Promise<TrialBalance> {
+  const startDate = range.startDate ?? null;
+  checkRange(startDate, range.endDate);
+  const nets = await accountNets(db, organizationId, startDate, range.endDate, ALL_TYPES);
+  const rows = nets.map(({ netCents, ...account }) => ({
+    ...account,
+    debitCents: netCents > 0 ? netCents : 0,
+    creditCents: netCents < 0 ? -netCents : 0,
+  }));
+  return {
+    startDate,
+    endDate: range.endDate,
+    rows,
+    totalDebitCents: sumOf(rows, (r) => r.debitCents),
+    totalCreditCents: sumOf(rows, (r) => r.creditCents),
+  };
+}
+
+// ---------------------------------------------------------------- balance sheet
+
+export interface BalanceRow extends ReportAccount {
+  balanceCents: number;
+}
+
+export interface BalanceSection {
+  accounts: BalanceRow[];
+  totalCents: number;
+}
+
+export interface BalanceSheet {
+  asOf: string;
+  /** First day of the fiscal year containing asOf. */
+  fiscalYearStart: string;
+  assets: BalanceSection;
+  liabilities: BalanceSection;
+  equity: BalanceSection & {
+    /** Net income of every fiscal year before the current one (on top of any retained-earnings account). */
+    retainedEarningsCents: number;
+    /** Net income from the start of the fiscal year through asOf. */
+    currentYearEarningsCents: number;
+  };
+  totalLiabilitiesAndEquityCents: number;
+}
+
+function section(nets: AccountNet[], type: AccountType): BalanceSection {
+  const accounts = nets
+    .filter((n) => n.type === type)
+    .map(({ netCents, ...account }) => ({ ...account, balanceCents: inNormalDirection(type, netCents) }));
+  return { accounts, totalCents: sumOf(accounts, (a) => a.balanceCents) };
+}
+
+async function fiscalYearStartMonth(db: Executor, organizationId: string): Promise<number> {
+  const [org] = rowsOf<{ month: number }>(
+    await db.execute(sql`select fiscal_year_start_month as month from organizations where id = ${organizationId}`),
+  );
+  if (!org) throw new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found');
+  return Number(org.month);
+}
+
+/**
+ * Assets = liabilities + equity as of a date. Income and expense accounts are not listed: their
+ * balances are rolled into equity as current-year earnings (from the start of the fiscal year that
+ * contains asOf) and retained earnings (everything before it).
+ */
+export async function balanceSheet(
+  db: Executor,
+  organizationId: string,
+  query: { asOf: string },
+): Promise<BalanceSheet> {
+  const asOf = checkDate(query.asOf, 'asOf');
+  const yearStart = fiscalYearStart(asOf, await fiscalYearStartMonth(db, organizationId));
+  const nets = await accountNets(db, organizationId, null, asOf, ['asset', 'liability', 'equity']);
+  const [earnings] = rowsOf<{ prior: number | string; current: number | string }>(
+    await db.execute(sql`
+      select coalesce(sum(b.amount_cents) filter (where b.day < ${yearStart}::date), 0) as prior,
+             coalesce(sum(b.amount_cents) filter (where b.day >= ${yearStart}::date), 0) as current
+      from account_daily_balances b
+      join accounts a on a.organization_id = b.organization_id and a.id = b.account_id
+      where b.organization_id = ${organizationId} and b.day <= ${asOf}::date and a.type in ('income', 'expense')`),
+  );
+  // Income is credit (negative) and expense debit (positive), so earnings are the sum seen from the credit side.
+  const retainedEarningsCents = inNormalDirection('equity', Number(earnings?.prior ?? 0));
+  const currentYearEarningsCents = inNormalDirection('equity', Number(earnings?.current ?? 0));
+  const assets = section(nets, 'asset');
+  const liabilities = section(nets, 'liability');
+  const equityAccounts = section(nets, 'equity');
+  const equity = {
+    accounts: equityAccounts.accounts,
+    retainedEarningsCents,
+    currentYearEarningsCents,
+    totalCents: equityAccounts.totalCents + retainedEarningsCents + currentYearEarningsCents,
+  };
+  return {
+    asOf,
+    fiscalYearStart: yearStart,
+    assets,
+    liabilities,
+    equity,
+    totalLiabilitiesAndEquityCents: liabilities.totalCents + equity.totalCents,
+  };
+}
+
+// ---------------------------------------------------------------- profit and loss
+
+export interface ProfitAndLossRow extends ReportAccount {
+  amountCents: number;
+}
+
+export interface ProfitAndLossSection {
+  accounts: ProfitAndLossRow[];
+  totalCents: number;
+}
+
+export interface ProfitAndLoss {
+  startDate: string;
+  endDate: string;
+  income: ProfitAndLossSection;
+  costOfSales: ProfitAndLossSection;
+  /** income - costOfSales */
+  grossProfitCents: number;
+  expenses: ProfitAndLossSection;
+  otherIncome: ProfitAndLossSection;
+  otherExpenses: ProfitAndLossSection;
+  /** grossProfit - expenses + otherIncome - otherExpenses */
+  netIncomeCents: number;
+}
+
+function pnlSection(nets: AccountNet[], subtype: AccountSubtype): ProfitAndLossSection {
+  const accounts = nets
+    .filter((n) => n.subtype === subtype)
+    .map(({ netCents, ...account }) => ({ ...account, amountCents: inNormalDirection(account.type, netCents) }));
+  return { accounts, totalCents: sumOf(accounts, (a) => a.amountCents) };
+}
+
+/** Income and expenses of the posted entries dated in [startDate, endDate]. */
+export async function profitAndLoss(
+  db: Executor,
+  organizationId: string,
+  range: { startDate: string; endDate: string },
+): Promise<ProfitAndLoss> {
+  checkRange(range.startDate, range.endDate);
+  const nets = await accountNets(db, organizationId, range.startDate, range.endDate, ['income', 'expense']);
+  const income = pnlSection(nets, 'income');
+  const costOfSales = pnlSection(nets, 'cost_of_sales');
+  const expenses = pnlSection(nets, 'expense');
+  const otherIncome = pnlSection(nets, 'other_income');
+  const otherExpenses = pnlSection(nets, 'other_expense');
+  const grossProfitCents = income.totalCents - costOfSales.totalCents;
+  return {
+    startDate: range.startDate,
+    endDate: range.endDate,
+    income,
+    costOfSales,
+    grossProfitCents,
+    expenses,
+    otherIncome,
+    otherExpenses,
+    netIncomeCents: grossProfitCents - expenses.totalCents + otherIncome.totalCents - otherExpenses.totalCents,
+  };
+}
+
+// ---------------------------------------------------------------- general ledger
+
+export interface GeneralLedgerLine {
+  entryId: string;
+  lineId: string;
+  lineNo: number;
+  date: string;
+  memo: string | null;
+  description: string | null;
+  debitCents: number;
+  creditCents: number;
+  runningBalanceCents: number;
+}
+
+export interface GeneralLedgerAccount extends ReportAccount {
+  openingBalanceCents: number;
+  lines: GeneralLedgerLine[];
+  closingBalanceCents: number;
+}
+
+export interface GeneralLedger {
+  startDate: string;
+  endDate: string;
+  accounts: GeneralLedgerAccount[];
+}
+
+/**
+ * Per account: the balance before startDate, each posted line in [startDate, endDate] with a running
+ * balance, and the closing balance. Lists every account with an opening balance or lines in the range,
+ * or just `accountId` (even when it is quiet).
+ */
+export async function generalLedger(
+  db: Executor,
+  organizationId: string,
+  query: { startDate: string; endDate: string; accountId?: string | undefined },
+): Promise<GeneralLedger> {
+  checkRange(query.startDate, query.endDate);
+  const accountId = query.accountId ?? null;
+  if (accountId !== null && !isUuid(accountId)) throw accountNotFound();
+  const accounts = rowsOf<{ id: string; code: string; name: string; type: AccountType; subtype: AccountSubtype }>(
+    await db.execute(sql`
+      select id, code, name, type, subtype from accounts
+      where organization_id = ${organizationId} and (${accountId}::uuid is null or id = ${accountId}::uuid)
+      order by code`),
+  );
+  if (accountId !== null && accounts.length === 0) throw accountNotFound();
+
+  const openings = rowsOf<{ account_id: string; opening: number | string }>(
+    await db.execute(sql`
+      select account_id, sum(amount_cents) as opening
+      from account_daily_balances
+      where organization_id = ${organizationId} and day < ${query.startDate}::date
+        and (${accountId}::uuid is null or account_id = ${accountId}::uuid)
+      group by account_id
+      having sum(amount_cents) <> 0`),
+  );
+  const lines = rowsOf<{
+    account_id: string;
+    entry_id: string;
+    line_id: string;
+    line_no: number;
+    date: string;
+    memo: string | null;
+    description: string | null;
+    amount: number | string;
+    running: number | string;
+  }>(
+    await db.execute(sql`
+      select l.account_id, l.entry_id, l.id as line_id, l.line_no, e.entry_date::text as date, e.memo, l.description,
+             l.amount_cents as amount,
+             sum(l.amount_cents) over (partition by l.account_id order by e.entry_date, l.entry_id, l.line_no) as running
+      from journal_lines l
+      join journal_entries e on e.organization_id = l.organization_id and e.id = l.entry_id
+      where l.organization_id = ${organizationId} and e.status = 'posted'
+        and e.entry_date between ${query.startDate}::date and ${query.endDate}::date
+        and (${accountId}::uuid is null or l.account_id = ${accountId}::uuid)
+      order by l.account_id, e.entry_date, l.entry_id, l.line_no`),
+  );
+
+  const openingOf = new Map(openings.map((o) => [o.account_id, Number(o.opening)]));
+  const linesOf = new Map<string, typeof lines>();
+  for (const line of lines) {
+    const list = linesOf.get(line.account_id) ?? [];
+    list.push(line);
+    linesOf.set(line.account_id, list);
+  }
+  const result: GeneralLedgerAccount[] = [];
+  for (const a of accounts) {
+    const opening = openingOf.get(a.id) ?? 0;
+    const own = linesOf.get(a.id) ?? [];
+    if (accountId === null && opening === 0 && own.length === 0) continue;
+    const balance = (signed: number) => inNormalDirection(a.type, signed);
+    const last = own[own.length - 1];
+    result.push({
+      accountId: a.id,
+      code: a.code,
+      name: a.name,
+      type: a.type,
+      subtype: a.subtype,
+      openingBalanceCents: balance(opening),
+      lines: own.map((l) => {
+        const amount = Number(l.amount);
+        return {
+          entryId: l.entry_id,
+          lineId: l.line_id,
+          lineNo: l.line_no,
+          date: l.date,
+          memo: l.memo,
+          description: l.description,
+          debitCents: amount > 0 ? amount : 0,
+          creditCents: amount < 0 ? -amount : 0,
+          runningBalanceCents: balance(opening + Number(l.running)),
+        };
+      }),
+      closingBalanceCents: balance(opening + (last ? Number(last.running) : 0)),
+    });
+  }
+  return { startDate: query.startDate, endDate: query.endDate, accounts: result };
+}
+
+const accountNotFound = () => new DomainError('ACCOUNT_NOT_FOUND', 'account not found');
