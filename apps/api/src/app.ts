@@ -6,9 +6,14 @@ import type { Config } from './config';
 import { errorsPlugin } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
 import { openapiPlugin } from './plugins/openapi';
+import { rateLimitPlugin } from './plugins/rate-limit';
+import { sessionAuthenticator, sessionPlugin } from './plugins/session';
 import { accountRoutes } from './routes/accounts/index';
 import { healthRoutes } from './routes/health/index';
+import { oauthRoutes } from './routes/oauth/index';
+import { oauthConnectionRoutes } from './routes/oauth/connections';
 import { organizationRoutes } from './routes/organizations/index';
+import { sessionRoutes } from './routes/session/index';
 import './types';
 
 export interface AppDeps {
@@ -52,14 +57,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(errorsPlugin);
-  await app.register(authPlugin, { authenticators: deps.authenticators ?? [] });
+  await app.register(sessionPlugin);
+  await app.register(rateLimitPlugin);
+  await app.register(authPlugin, {
+    authenticators: deps.authenticators ?? [],
+    requestAuthenticators: [sessionAuthenticator],
+  });
   await app.register(openapiPlugin, { origin: config.PUBLIC_ORIGIN });
 
   await app.register(healthRoutes);
+  await app.register(sessionRoutes);
+  await app.register(oauthRoutes);
   await app.register(
     async (v1) => {
       await v1.register(organizationRoutes);
       await v1.register(accountRoutes);
+      await v1.register(oauthConnectionRoutes);
     },
     { prefix: '/api/v1' },
   );

@@ -16,6 +16,27 @@ const ConfigSchema = Type.Object({
   /** How long idempotency records are kept, in hours. */
   IDEMPOTENCY_RETENTION_HOURS: Type.Integer({ default: 24, minimum: 1 }),
   DB_POOL_MAX: Type.Integer({ default: 20, minimum: 1, maximum: 500 }),
+  /** Key that signs session cookies; unset: a random one per process (sessions end on restart). */
+  SESSION_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  SESSION_TTL_HOURS: Type.Integer({ default: 12, minimum: 1, maximum: 720 }),
+  /** Rate-limit counters live in Redis when set, else in process memory. */
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  REDIS_KEY_PREFIX: Type.String({ default: 'firm-ledger:rate-limit:', minLength: 1 }),
+  /** Requests per window for each credential (API key, OAuth token family, session user). */
+  RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 1 }),
+  /** Requests per window for each IP address on routes called without a credential. */
+  RATE_LIMIT_ANONYMOUS_MAX: Type.Integer({ default: 120, minimum: 1 }),
+  RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ default: 60, minimum: 1 }),
+  /** Sign-in attempts per IP address, and per account, per login window. */
+  LOGIN_RATE_LIMIT_IP_MAX: Type.Integer({ default: 30, minimum: 1 }),
+  LOGIN_RATE_LIMIT_ACCOUNT_MAX: Type.Integer({ default: 10, minimum: 1 }),
+  LOGIN_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ default: 900, minimum: 1 }),
+  /** Requests to /api/oauth/token and to /api/oauth/register per IP address per rate-limit window. */
+  OAUTH_TOKEN_RATE_LIMIT_MAX: Type.Integer({ default: 60, minimum: 1 }),
+  OAUTH_REGISTER_RATE_LIMIT_MAX: Type.Integer({ default: 10, minimum: 1 }),
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ default: 3600, minimum: 60, maximum: 86_400 }),
+  OAUTH_REFRESH_TOKEN_TTL_DAYS: Type.Integer({ default: 30, minimum: 1, maximum: 365 }),
+  OAUTH_CODE_TTL_SECONDS: Type.Integer({ default: 60, minimum: 10, maximum: 600 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -44,6 +65,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 /** Defaults for tests and embedding: everything a real start-up would have, without the environment. */
 export const testConfig = (overrides: Partial<Config> = {}): Config => ({
-  ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }),
+  // Tests fire many requests with one key; the rate-limit tests set their own limits.
+  ...loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '1000000',
+    RATE_LIMIT_ANONYMOUS_MAX: '1000000',
+  }),
   ...overrides,
 });

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { isDomainError, isUuid } from '@firm/core';
 import type { Database } from '@firm/db';
 import { seedDemo } from '@firm/demo';
-import { createApiKey, revokeApiKey } from '@firm/identity';
+import { createApiKey, createOAuthClient, revokeApiKey, revokeOAuthClient } from '@firm/identity';
 
 const USAGE = `usage: npm run cli -- <command>
 
@@ -12,6 +12,9 @@ commands:
   api-key create --firm ID [--org ID ...] [--scope S ...] [--name NAME] [--json]
                                               issue an API key (shown once)
   api-key revoke ID                           revoke an API key
+  oauth-client create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--public] [--firm ID] [--json]
+                                              register an OAuth client (confidential: its secret is shown once)
+  oauth-client revoke CLIENT_ID               revoke an OAuth client and every token it holds
 
 environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data)`;
 
@@ -89,6 +92,60 @@ export async function runCli(argv: string[], database: Database, io: Io): Promis
           return 0;
         }
         throw new UsageError(`unknown api-key command: ${sub ?? '(none)'}`);
+      }
+      case 'oauth-client': {
+        if (sub === 'create') {
+          const { values } = parseArgs({
+            args: argv.slice(2),
+            options: {
+              name: { type: 'string' },
+              'redirect-uri': { type: 'string', multiple: true },
+              public: { type: 'boolean' },
+              firm: { type: 'string' },
+              json: { type: 'boolean' },
+            },
+          });
+          if (!values.name) throw new UsageError('oauth-client create needs --name NAME');
+          if (!values['redirect-uri']?.length) throw new UsageError('oauth-client create needs --redirect-uri URI');
+          if (values.firm && !isUuid(values.firm)) throw new UsageError(`--firm ${values.firm} is not a UUID`);
+          const { client, clientSecret } = await createOAuthClient(database.db, {
+            name: values.name,
+            redirectUris: values['redirect-uri'],
+            isPublic: Boolean(values.public),
+            firmId: values.firm ?? null,
+          });
+          print(
+            Boolean(values.json),
+            {
+              clientId: client.clientId,
+              clientSecret,
+              name: client.name,
+              redirectUris: client.redirectUris,
+              public: client.isPublic,
+              firmId: client.firmId,
+            },
+            [
+              `OAuth client ${client.name}`,
+              `client_id:     ${client.clientId}`,
+              clientSecret
+                ? `client_secret: ${clientSecret}  (shown once)`
+                : 'public client: no secret; PKCE protects its codes',
+              `redirect URIs: ${client.redirectUris.join(' ')}`,
+            ].join('\n'),
+          );
+          return 0;
+        }
+        if (sub === 'revoke') {
+          const clientId = argv[2];
+          if (!clientId) throw new UsageError('oauth-client revoke needs a CLIENT_ID');
+          if (!(await revokeOAuthClient(database.db, clientId))) {
+            io.err(`no OAuth client ${clientId}`);
+            return 1;
+          }
+          io.out(`revoked ${clientId}`);
+          return 0;
+        }
+        throw new UsageError(`unknown oauth-client command: ${sub ?? '(none)'}`);
       }
       case undefined:
       case 'help':

@@ -15,6 +15,8 @@ export const SCOPES = {
   'bank:write': 'Classify, match and reconcile bank transactions',
   'webhooks:read': 'List webhook subscriptions and deliveries',
   'webhooks:write': 'Create and change webhook subscriptions',
+  'connections:read': 'See which partner apps are connected to the firm',
+  'connections:write': 'Disconnect partner apps from the firm',
 } as const;
 
 export type Scope = keyof typeof SCOPES;

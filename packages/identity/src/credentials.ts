@@ -10,6 +10,11 @@ export interface Credential {
   /** Null: every organization of the firm. */
   organizationIds: readonly string[] | null;
   userId: string | null;
+  /**
+   * The organization a request acts on when it names none: set for browser sessions of a firm with
+   * exactly one organization (spec part 5: the header is needed only when there are several).
+   */
+  defaultOrganizationId?: string | null;
 }
 
 export const canSeeOrganization = (credential: Credential, organizationId: string): boolean =>

@@ -3,3 +3,8 @@ export * from './credentials';
 export * from './organizations';
 export * from './passwords';
 export * from './secrets';
+export * from './oauth-authorize';
+export * from './oauth-clients';
+export * from './oauth-server';
+export * from './oauth-tokens';
+export * from './sessions';

@@ -1,13 +1,29 @@
 import { isUuid } from '@firm/core';
 import type { Executor } from '@firm/db';
-import { authenticateApiKey, type Credential, findVisibleOrganization } from '@firm/identity';
+import { authenticateAccessToken, authenticateApiKey, type Credential, findVisibleOrganization } from '@firm/identity';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
 import { errorResponses, sendError } from '../errors';
+import { bearerChallenge } from '../origin';
 
 /** Turns a presented bearer token into a credential. Each credential kind adds one. */
 export type Authenticator = (db: Executor, token: string) => Promise<Credential | null>;
+
+/** Turns a request without a bearer token into a credential (the browser session cookie). May throw. */
+export type RequestAuthenticator = (request: FastifyRequest) => Promise<Credential | null>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The request's credential, resolved once per request: rate limiting keys on it before auth runs. */
+    resolveCredential(request: FastifyRequest): Promise<Credential | null>;
+  }
+}
+
+export interface AuthOptions {
+  authenticators?: Authenticator[];
+  requestAuthenticators?: RequestAuthenticator[];
+}
 
 export const ORGANIZATION_HEADER = 'x-organization-id';
 
@@ -29,8 +45,33 @@ function bearerToken(request: FastifyRequest): string | null {
  * a route declares `scope` (and `organization`) next to its path, and this plugin enforces both
  * and documents them in the OpenAPI document.
  */
-export const authPlugin = fp(async (app: FastifyInstance, opts: { authenticators?: Authenticator[] }) => {
-  const authenticators: Authenticator[] = [authenticateApiKey, ...(opts.authenticators ?? [])];
+export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => {
+  const authenticators: Authenticator[] = [authenticateApiKey, authenticateAccessToken, ...(opts.authenticators ?? [])];
+  const resolved = new WeakMap<FastifyRequest, Promise<Credential | null>>();
+  const resolve = async (request: FastifyRequest): Promise<Credential | null> => {
+    const token = bearerToken(request);
+    if (token) {
+      for (const authenticate of authenticators) {
+        const credential = await authenticate(app.database.db, token);
+        if (credential) return credential;
+      }
+      return null;
+    }
+    if (request.headers.authorization) return null;
+    for (const authenticate of opts.requestAuthenticators ?? []) {
+      const credential = await authenticate(request);
+      if (credential) return credential;
+    }
+    return null;
+  };
+  app.decorate('resolveCredential', (request: FastifyRequest) => {
+    let credential = resolved.get(request);
+    if (!credential) {
+      credential = resolve(request);
+      resolved.set(request, credential);
+    }
+    return credential;
+  });
   app.decorateRequest('credential', null as unknown as Credential);
   app.decorateRequest('organization', null as unknown as FastifyRequest['organization']);
 
@@ -60,14 +101,9 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { authenticators
     const scope = request.routeOptions.config.scope;
     if (!scope) return;
     const token = bearerToken(request);
-    let credential: Credential | null = null;
-    if (token) {
-      for (const authenticate of authenticators) {
-        credential = await authenticate(app.database.db, token);
-        if (credential) break;
-      }
-    }
+    const credential = await app.resolveCredential(request);
     if (!credential) {
+      reply.header('www-authenticate', bearerChallenge(request, token ? { error: 'invalid_token' } : {}));
       return sendError(
         reply,
         request,
@@ -76,6 +112,7 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { authenticators
       );
     }
     if (!credential.scopes.has(scope)) {
+      if (token) reply.header('www-authenticate', bearerChallenge(request, { error: 'insufficient_scope', scope }));
       return sendError(reply, request, 'INSUFFICIENT_SCOPE', `this credential lacks the scope ${scope}`, [
         { message: 'missing scope', scope },
       ]);
@@ -93,7 +130,8 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { authenticators
       organizationId = (request.params as { companyId?: string }).companyId;
     } else {
       const header = request.headers[ORGANIZATION_HEADER];
-      organizationId = Array.isArray(header) ? header[0] : header;
+      organizationId =
+        (Array.isArray(header) ? header[0] : header) ?? request.credential.defaultOrganizationId ?? undefined;
       if (!organizationId) {
         return sendError(reply, request, 'ORGANIZATION_REQUIRED', `send the ${ORGANIZATION_HEADER} header`, [
           { field: `headers.${ORGANIZATION_HEADER}`, message: 'is required' },

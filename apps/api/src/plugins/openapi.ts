@@ -37,6 +37,8 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: str
         { name: 'health' },
         { name: 'organizations', description: 'Client companies of the firm' },
         { name: 'accounts', description: 'Chart of accounts' },
+        { name: 'oauth', description: 'OAuth 2.0 for partner apps: metadata, registration, authorization, tokens' },
+        { name: 'session', description: 'Browser sign-in' },
       ],
       'x-scopes': SCOPES,
       'x-error-codes': Object.fromEntries(ERROR_CODES.map((c) => [c, ERROR_TABLE[c]])),

@@ -1,0 +1,31 @@
+import type { SessionUser } from '@firm/identity';
+import { type Html, html } from '../../html';
+
+export function loginPage(params: {
+  csrfToken: string;
+  returnTo: string | null;
+  email?: string;
+  error?: string;
+}): Html {
+  return html`<h1>Sign in</h1>
+    <p class="muted">Sign in with your firm account.</p>
+    ${params.error ? html`<p class="error" role="alert">${params.error}</p>` : ''}
+    <form method="post" action="/login">
+      <input type="hidden" name="csrf_token" value="${params.csrfToken}" />
+      ${params.returnTo ? html`<input type="hidden" name="return_to" value="${params.returnTo}" />` : ''}
+      <label for="email">Email</label>
+      <input id="email" name="email" type="email" autocomplete="username" required value="${params.email ?? ''}" />
+      <label for="password">Password</label>
+      <input id="password" name="password" type="password" autocomplete="current-password" required />
+      <button class="primary" type="submit">Sign in</button>
+    </form>`;
+}
+
+export function signedInPage(user: SessionUser, csrfToken: string): Html {
+  return html`<h1>Signed in</h1>
+    <p>You are signed in as <strong>${user.name}</strong> (${user.email}, ${user.role}).</p>
+    <form method="post" action="/logout">
+      <input type="hidden" name="csrf_token" value="${csrfToken}" />
+      <button type="submit">Sign out</button>
+    </form>`;
+}
