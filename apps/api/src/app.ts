@@ -9,10 +9,15 @@ import { openapiPlugin } from './plugins/openapi';
 import { rateLimitPlugin } from './plugins/rate-limit';
 import { sessionAuthenticator, sessionPlugin } from './plugins/session';
 import { accountRoutes } from './routes/accounts/index';
+import { auditRoutes } from './routes/audit/index';
+import { bookRoutes } from './routes/books/index';
+import { entryRoutes } from './routes/entries/index';
 import { healthRoutes } from './routes/health/index';
 import { oauthRoutes } from './routes/oauth/index';
 import { oauthConnectionRoutes } from './routes/oauth/connections';
 import { organizationRoutes } from './routes/organizations/index';
+import { postingRoutes } from './routes/posting/index';
+import { reportRoutes } from './routes/reports/index';
 import { sessionRoutes } from './routes/session/index';
 import './types';
 
@@ -72,6 +77,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     async (v1) => {
       await v1.register(organizationRoutes);
       await v1.register(accountRoutes);
+      await v1.register(entryRoutes);
+      await v1.register(postingRoutes);
+      await v1.register(reportRoutes);
+      await v1.register(bookRoutes);
+      await v1.register(auditRoutes);
       await v1.register(oauthConnectionRoutes);
     },
     { prefix: '/api/v1' },

@@ -59,6 +59,18 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
   },
   IDEMPOTENCY_KEY_REUSED: { status: 422, retryable: false, description: 'The key was used with a different request.' },
   IDEMPOTENCY_IN_PROGRESS: { status: 409, retryable: true, description: 'A request with this key is still running.' },
+  WEBHOOK_NOT_FOUND: { status: 404, retryable: false, description: 'No such webhook subscription for this caller.' },
+  WEBHOOK_DELIVERY_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such delivery of this webhook subscription.',
+  },
+  WEBHOOK_URL_REFUSED: {
+    status: 422,
+    retryable: false,
+    description:
+      'The webhook URL is not allowed: it must be https, carry no credentials, and resolve only to public addresses.',
+  },
   CONFLICT: { status: 409, retryable: true, description: 'A concurrent change conflicted; retry.' },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
@@ -129,7 +141,12 @@ export function toErrorResponse(err: unknown): { code: ErrorCode; message: strin
   if (isDomainError(err)) return { code: err.code, message: err.message, details: err.details };
   const fe = err as FastifyError;
   if (fe.validation) {
-    return { code: 'VALIDATION_ERROR', message: 'the request failed validation', details: validationDetails(fe) };
+    const details = validationDetails(fe);
+    // A posting without its Idempotency-Key gets the specific code that tells the client what to add.
+    if (details.some((d) => d.field === 'headers.idempotency-key' && d.message === 'is required')) {
+      return { code: 'IDEMPOTENCY_KEY_REQUIRED', message: 'posting routes need an Idempotency-Key header', details };
+    }
+    return { code: 'VALIDATION_ERROR', message: 'the request failed validation', details };
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

@@ -9,7 +9,7 @@ import { generateSecret, hashSecret, isWellFormedSecret } from './secrets';
 export const SESSION_TOKEN_PREFIX = 'ses_';
 
 /** Scopes only owners and admins hold through a session: managing the firm's connected apps. */
-const ADMIN_ONLY_SCOPES: ReadonlySet<Scope> = new Set(['connections:read', 'connections:write']);
+const ADMIN_ONLY_SCOPES: ReadonlySet<Scope> = new Set(['connections:read', 'connections:write', 'books:close']);
 
 export type UserRole = 'owner' | 'admin' | 'member';
 

@@ -8,8 +8,10 @@ import {
   subtypeBelongsTo,
   toPage,
 } from '@firm/core';
-import { accounts, type Executor, journalLines, pgErrorOf } from '@firm/db';
+import { accounts, type Executor, journalLines, pgErrorOf, type Tx } from '@firm/db';
 import { and, asc, eq, gt, or, sql } from 'drizzle-orm';
+import { type LedgerContext, nowOf } from './context';
+import { recordEvent } from './events';
 
 export type Account = typeof accounts.$inferSelect;
 
@@ -35,6 +37,32 @@ export interface AccountFilter {
   cursor?: string | undefined;
   type?: AccountType | undefined;
   includeArchived?: boolean | undefined;
+}
+
+/** The account as the API returns it and as events carry it. */
+export const presentAccount = (a: Account) => ({
+  id: a.id,
+  organizationId: a.organizationId,
+  code: a.code,
+  name: a.name,
+  type: a.type,
+  subtype: a.subtype,
+  description: a.description,
+  archived: a.archived,
+  createdAt: a.createdAt.toISOString(),
+  updatedAt: a.updatedAt.toISOString(),
+});
+
+/** The audit row and outbox event of an account change, in the change's transaction. */
+function accountEvent(tx: Tx, ctx: LedgerContext, action: string, account: Account, data: Record<string, unknown>) {
+  return recordEvent(tx, ctx, {
+    organizationId: account.organizationId,
+    action,
+    resourceType: 'account',
+    resourceId: account.id,
+    data,
+    payload: presentAccount(account),
+  });
 }
 
 const notFound = () => new DomainError('ACCOUNT_NOT_FOUND', 'account not found');
@@ -94,11 +122,17 @@ export async function getAccount(db: Executor, organizationId: string, id: strin
   return row;
 }
 
-export async function createAccount(db: Executor, organizationId: string, input: AccountInput): Promise<Account> {
+export async function createAccount(
+  tx: Tx,
+  ctx: LedgerContext,
+  organizationId: string,
+  input: AccountInput,
+): Promise<Account> {
   const subtype = input.subtype ?? DEFAULT_SUBTYPE[input.type];
   checkSubtype(input.type, subtype);
+  let account: Account;
   try {
-    const [row] = await db
+    const [row] = await tx
       .insert(accounts)
       .values({
         organizationId,
@@ -109,10 +143,12 @@ export async function createAccount(db: Executor, organizationId: string, input:
         description: input.description ?? null,
       })
       .returning();
-    return row as Account;
+    account = row as Account;
   } catch (err) {
     rethrowCodeTaken(err, input.code);
   }
+  await accountEvent(tx, ctx, 'account.created', account, { code: account.code, type: account.type });
+  return account;
 }
 
 const isUsed = async (db: Executor, organizationId: string, id: string): Promise<boolean> => {
@@ -125,62 +161,69 @@ const isUsed = async (db: Executor, organizationId: string, id: string): Promise
 };
 
 export async function updateAccount(
-  db: Executor,
+  tx: Tx,
+  ctx: LedgerContext,
   organizationId: string,
   id: string,
   patch: AccountPatch,
 ): Promise<Account> {
-  return db.transaction(async (tx) => {
-    const [current] = await tx
-      .select()
-      .from(accounts)
+  const [current] = await tx
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.organizationId, organizationId), eq(accounts.id, id)))
+    .for('update')
+    .limit(1);
+  if (!current) throw notFound();
+  const type = patch.type ?? current.type;
+  const subtype =
+    patch.subtype ?? (patch.type && patch.type !== current.type ? DEFAULT_SUBTYPE[type] : current.subtype);
+  checkSubtype(type, subtype);
+  let account: Account;
+  if (type !== current.type && (await isUsed(tx, organizationId, id))) {
+    throw new DomainError('ACCOUNT_TYPE_LOCKED', 'the type of an account with journal lines cannot change', [
+      { field: 'type', message: 'account has journal lines' },
+    ]);
+  }
+  try {
+    const [row] = await tx
+      .update(accounts)
+      .set({
+        code: patch.code ?? current.code,
+        name: patch.name ?? current.name,
+        type,
+        subtype,
+        description: patch.description === undefined ? current.description : patch.description,
+        archived: patch.archived ?? current.archived,
+        updatedAt: nowOf(ctx),
+      })
       .where(and(eq(accounts.organizationId, organizationId), eq(accounts.id, id)))
-      .for('update')
-      .limit(1);
-    if (!current) throw notFound();
-    const type = patch.type ?? current.type;
-    const subtype =
-      patch.subtype ?? (patch.type && patch.type !== current.type ? DEFAULT_SUBTYPE[type] : current.subtype);
-    checkSubtype(type, subtype);
-    if (type !== current.type && (await isUsed(tx, organizationId, id))) {
-      throw new DomainError('ACCOUNT_TYPE_LOCKED', 'the type of an account with journal lines cannot change', [
-        { field: 'type', message: 'account has journal lines' },
-      ]);
-    }
-    try {
-      const [row] = await tx
-        .update(accounts)
-        .set({
-          code: patch.code ?? current.code,
-          name: patch.name ?? current.name,
-          type,
-          subtype,
-          description: patch.description === undefined ? current.description : patch.description,
-          archived: patch.archived ?? current.archived,
-          updatedAt: new Date(),
-        })
-        .where(and(eq(accounts.organizationId, organizationId), eq(accounts.id, id)))
-        .returning();
-      return row as Account;
-    } catch (err) {
-      rethrowCodeTaken(err, patch.code);
-    }
-  });
+      .returning();
+    account = row as Account;
+  } catch (err) {
+    rethrowCodeTaken(err, patch.code);
+  }
+  const changed = Object.fromEntries(
+    Object.entries(patch).filter(([k, v]) => v !== undefined && current[k as keyof Account] !== v),
+  );
+  await accountEvent(tx, ctx, 'account.updated', account, { changed });
+  return account;
 }
 
 /** Deletes an account no journal line has ever used; the foreign key makes this race-free. */
-export async function deleteAccount(db: Executor, organizationId: string, id: string): Promise<void> {
+export async function deleteAccount(tx: Tx, ctx: LedgerContext, organizationId: string, id: string): Promise<void> {
   const inUse = () =>
     new DomainError('ACCOUNT_IN_USE', 'the account has journal lines; archive it instead of deleting it');
-  if (await isUsed(db, organizationId, id)) throw inUse();
+  if (await isUsed(tx, organizationId, id)) throw inUse();
+  let deleted: Account | undefined;
   try {
-    const rows = await db
+    [deleted] = await tx
       .delete(accounts)
       .where(and(eq(accounts.organizationId, organizationId), eq(accounts.id, id)))
-      .returning({ id: accounts.id });
-    if (rows.length === 0) throw notFound();
+      .returning();
   } catch (err) {
     if (pgErrorOf(err)?.code === '23503') throw inUse();
     throw err;
   }
+  if (!deleted) throw notFound();
+  await accountEvent(tx, ctx, 'account.deleted', deleted, { code: deleted.code, name: deleted.name });
 }

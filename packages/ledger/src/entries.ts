@@ -177,15 +177,16 @@ export async function createDraftEntry(
         })),
       )
       .returning();
+    const draft = toEntry(row, lineRows);
     await recordEvent(tx, ctx, {
       organizationId,
       action: 'entry.created',
       resourceType: 'journal_entry',
       resourceId: row.id,
       data: { status: 'draft', date, lineCount: lines.length },
-      payload: { journalEntryId: row.id, organizationId, status: 'draft', date },
+      payload: presentEntry(draft),
     });
-    return toEntry(row, lineRows);
+    return draft;
   } catch (err) {
     rethrowLedgerError(err);
   }
@@ -304,3 +305,13 @@ export async function listJournalLines(
     nextCursor: page.nextCursor,
   };
 }
+
+/** The entry as the API returns it and as events carry it: instants as ISO strings. */
+export const presentEntry = (entry: Entry) => ({
+  ...entry,
+  createdAt: entry.createdAt.toISOString(),
+  postedAt: entry.postedAt?.toISOString() ?? null,
+  voidedAt: entry.voidedAt?.toISOString() ?? null,
+});
+
+export type EntryResource = ReturnType<typeof presentEntry>;

@@ -1,5 +1,5 @@
-import { newId } from '@firm/core';
-import type { Tx } from '@firm/db';
+import { DomainError, decodeCursor, isUuid, newId, type Page, toPage } from '@firm/core';
+import { type Executor, rowsOf, type Tx } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 
@@ -30,4 +30,92 @@ export async function recordEvent(tx: Tx, ctx: LedgerContext, event: LedgerEvent
     )
     insert into outbox_events (id, firm_id, organization_id, type, payload, created_at)
     values (${newId()}, ${ctx.firmId}, ${event.organizationId}, ${event.action}, ${JSON.stringify(event.payload)}::jsonb, ${at})`);
+}
+
+export interface AuditEvent {
+  id: string;
+  organizationId: string | null;
+  actor: { kind: string; id: string };
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  requestId: string | null;
+  data: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface AuditFilter {
+  /** Only this organization's events. */
+  organizationId?: string | undefined;
+  /** Null: every organization of the firm, and firm-level events; else only these organizations' events. */
+  visibleOrganizationIds: readonly string[] | null;
+  since?: string | undefined;
+  until?: string | undefined;
+  action?: string | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/** A firm's audit trail, newest first. */
+export async function listAuditEvents(db: Executor, firmId: string, filter: AuditFilter): Promise<Page<AuditEvent>> {
+  let before: [string, string] | null = null;
+  if (filter.cursor) {
+    const [at, id] = decodeCursor(filter.cursor, 2).map(String) as [string, string];
+    if (Number.isNaN(Date.parse(at)) || !isUuid(id)) {
+      throw new DomainError('VALIDATION_ERROR', 'cursor is not valid', [
+        { field: 'cursor', message: 'not a cursor returned by this API' },
+      ]);
+    }
+    before = [at, id];
+  }
+  const visible = filter.visibleOrganizationIds;
+  if (visible?.length === 0) return { data: [], nextCursor: null };
+  const rows = rowsOf<{
+    id: string;
+    organization_id: string | null;
+    actor_kind: string;
+    actor_id: string;
+    action: string;
+    resource_type: string;
+    resource_id: string;
+    request_id: string | null;
+    data: Record<string, unknown>;
+    created_at: string;
+  }>(
+    await db.execute(sql`
+      select id, organization_id, actor_kind, actor_id, action, resource_type, resource_id, request_id, data,
+             to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at
+      from audit_events
+      where firm_id = ${firmId}
+        ${filter.organizationId ? sql`and organization_id = ${filter.organizationId}` : sql``}
+        ${
+          visible
+            ? sql`and organization_id in (${sql.join(
+                visible.map((id) => sql`${id}::uuid`),
+                sql`, `,
+              )})`
+            : sql``
+        }
+        ${filter.since ? sql`and created_at >= ${filter.since}::timestamptz` : sql``}
+        ${filter.until ? sql`and created_at < ${filter.until}::timestamptz` : sql``}
+        ${filter.action ? sql`and action = ${filter.action}` : sql``}
+        ${before ? sql`and (created_at, id) < (${before[0]}::timestamptz, ${before[1]}::uuid)` : sql``}
+      order by created_at desc, id desc
+      limit ${filter.limit + 1}`),
+  );
+  const page = toPage(rows, filter.limit, (r) => [r.created_at, r.id]);
+  return {
+    data: page.data.map((r) => ({
+      id: r.id,
+      organizationId: r.organization_id,
+      actor: { kind: r.actor_kind, id: r.actor_id },
+      action: r.action,
+      resourceType: r.resource_type,
+      resourceId: r.resource_id,
+      requestId: r.request_id,
+      data: r.data,
+      createdAt: r.created_at,
+    })),
+    nextCursor: page.nextCursor,
+  };
 }

@@ -1,5 +1,5 @@
 import { DomainError } from '@firm/core';
-import { organizations, type Tx } from '@firm/db';
+import { type Executor, organizations, type Tx } from '@firm/db';
 import { and, eq } from 'drizzle-orm';
 import type { LedgerContext } from './context';
 import { checkDate } from './dates';
@@ -44,4 +44,56 @@ export async function setBooksClosedThrough(
     payload: { organizationId, booksClosedThrough: date, previous },
   });
   return { booksClosedThrough: date, previous };
+}
+
+export interface BookSettings {
+  booksClosedThrough: string | null;
+  fiscalYearStartMonth: number;
+}
+
+/** The organization's closed-books date and fiscal-year start. */
+export async function getBookSettings(db: Executor, organizationId: string): Promise<BookSettings> {
+  const [org] = await db
+    .select({
+      booksClosedThrough: organizations.booksClosedThrough,
+      fiscalYearStartMonth: organizations.fiscalYearStartMonth,
+    })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId));
+  if (!org) throw new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found');
+  return org;
+}
+
+/**
+ * Changes the month the fiscal year starts in, which moves the line between retained and current-year
+ * earnings on the balance sheet (no posted amount changes).
+ */
+export async function setFiscalYearStartMonth(
+  tx: Tx,
+  ctx: LedgerContext,
+  organizationId: string,
+  month: number,
+): Promise<void> {
+  if (!Number.isInteger(month) || month < 1 || month > 12) {
+    throw new DomainError('VALIDATION_ERROR', 'fiscalYearStartMonth must be 1-12', [
+      { field: 'fiscalYearStartMonth', message: 'not a month number 1-12' },
+    ]);
+  }
+  const scope = and(eq(organizations.id, organizationId), eq(organizations.firmId, ctx.firmId));
+  const [org] = await tx
+    .select({ month: organizations.fiscalYearStartMonth })
+    .from(organizations)
+    .where(scope)
+    .for('update');
+  if (!org) throw new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found');
+  if (org.month === month) return;
+  await tx.update(organizations).set({ fiscalYearStartMonth: month }).where(scope);
+  await recordEvent(tx, ctx, {
+    organizationId,
+    action: 'books.fiscal_year_changed',
+    resourceType: 'organization',
+    resourceId: organizationId,
+    data: { fiscalYearStartMonth: month, previous: org.month },
+    payload: { organizationId, fiscalYearStartMonth: month, previous: org.month },
+  });
 }

@@ -3,7 +3,7 @@ import { accounts, auditEvents, type Db, organizations, outboxEvents } from '@fi
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEntry } from './entries';
+import { getEntry, presentEntry } from './entries';
 import type { DebitCreditLine } from './lines';
 import { postTransaction, type PostingReceipt } from './posting';
 import type { PostingInput } from './posting-inputs';
@@ -167,14 +167,11 @@ describe('postTransaction builds balanced lines from each request shape', () => 
       .select()
       .from(outboxEvents)
       .where(and(eq(outboxEvents.organizationId, f.orgId), eq(outboxEvents.type, 'entry.posted')));
-    const mine = outbox.find(
-      (o) => (o.payload as { journalEntryId: string }).journalEntryId === receipt.journalEntryId,
-    );
-    expect(mine).toMatchObject({
-      firmId: f.firmId,
-      processedAt: null,
-      payload: { totalCents: 700, source: 'transfer' },
-    });
+    const mine = outbox.find((o) => (o.payload as { id: string }).id === receipt.journalEntryId);
+    // The event carries the entry exactly as GET /entries/:id returns it.
+    const entry = await getEntry(db, f.orgId, receipt.journalEntryId);
+    expect(mine).toMatchObject({ firmId: f.firmId, processedAt: null, payload: presentEntry(entry) });
+    expect(mine?.payload).toMatchObject({ totalCents: 700, source: 'transfer', status: 'posted' });
   });
 
   it('leaves nothing behind when the surrounding transaction rolls back', async () => {

@@ -1,10 +1,10 @@
-import { DomainError, isUuid } from '@firm/core';
+import { DomainError, isUuid, newId } from '@firm/core';
 import { journalEntries, journalLines, type Tx } from '@firm/db';
 import { and, eq, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 import { checkDate } from './dates';
 import { rethrowLedgerError } from './db-errors';
-import { type Entry, entryNotFound, getEntry } from './entries';
+import { type Entry, entryNotFound, getEntry, presentEntry } from './entries';
 import { recordEvent } from './events';
 import { assertBalanced, checkLineCount, type PostingLine, loadPostableAccounts } from './lines';
 import { checkPostingAccounts, type PostingInput, postingLines } from './posting-inputs';
@@ -36,25 +36,14 @@ async function applyToDailyBalances(tx: Tx, organizationId: string, entryId: str
     do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`);
 }
 
-const postedEvent = (
-  entry: { id: string; organizationId: string; source: string; date: string },
-  totalCents: number,
-  lineCount: number,
-  postedAt: Date,
-) => ({
+/** entry.posted: the audit row keeps a summary, the outbox carries the entry as the API returns it. */
+const postedEvent = (entry: Entry) => ({
   organizationId: entry.organizationId,
   action: 'entry.posted',
   resourceType: 'journal_entry',
   resourceId: entry.id,
-  data: { source: entry.source, date: entry.date, totalCents, lineCount },
-  payload: {
-    journalEntryId: entry.id,
-    organizationId: entry.organizationId,
-    source: entry.source,
-    date: entry.date,
-    totalCents,
-    postedAt: postedAt.toISOString(),
-  },
+  data: { source: entry.source, date: entry.date, totalCents: entry.totalCents, lineCount: entry.lines.length },
+  payload: presentEntry(entry),
 });
 
 /**
@@ -78,29 +67,49 @@ export async function postTransaction(
   try {
     // Inserted as posted with its lines in one transaction: the database lets the posting transaction
     // write the lines of the entry it posts, and checks the whole entry at commit.
-    const [entry] = await tx
-      .insert(journalEntries)
-      .values({
-        organizationId,
-        status: 'posted',
-        source: input.kind,
-        entryDate: date,
-        memo: input.memo ?? null,
-        reference: input.reference ?? null,
-        payeeName: input.payeeName ?? null,
-        createdAt: now,
-        postedAt: now,
-        createdByKind: ctx.actor.kind,
-        createdById: ctx.actor.id,
-      })
-      .returning({ id: journalEntries.id });
-    const entryId = (entry as { id: string }).id;
-    await insertLines(tx, organizationId, entryId, lines);
+    const entryId = newId();
+    await tx.insert(journalEntries).values({
+      id: entryId,
+      organizationId,
+      status: 'posted',
+      source: input.kind,
+      entryDate: date,
+      memo: input.memo ?? null,
+      reference: input.reference ?? null,
+      payeeName: input.payeeName ?? null,
+      createdAt: now,
+      postedAt: now,
+      createdByKind: ctx.actor.kind,
+      createdById: ctx.actor.id,
+    });
+    const lineIds = await insertLines(tx, organizationId, entryId, lines);
     await applyToDailyBalances(tx, organizationId, entryId, 1);
     await recordEvent(
       tx,
       ctx,
-      postedEvent({ id: entryId, organizationId, source: input.kind, date }, totalCents, lines.length, now),
+      postedEvent({
+        id: entryId,
+        organizationId,
+        status: 'posted',
+        source: input.kind,
+        date,
+        memo: input.memo ?? null,
+        reference: input.reference ?? null,
+        payeeName: input.payeeName ?? null,
+        totalCents,
+        createdAt: now,
+        postedAt: now,
+        voidedAt: null,
+        voidReason: null,
+        lines: lines.map((l, i) => ({
+          id: lineIds[i] as string,
+          lineNo: i + 1,
+          accountId: l.accountId,
+          description: l.description,
+          debitCents: Math.max(l.amountCents, 0),
+          creditCents: Math.max(-l.amountCents, 0),
+        })),
+      }),
     );
     return { journalEntryId: entryId, status: 'posted', createdAt: now, postedAt: now };
   } catch (err) {
@@ -108,9 +117,12 @@ export async function postTransaction(
   }
 }
 
-async function insertLines(tx: Tx, organizationId: string, entryId: string, lines: PostingLine[]): Promise<void> {
+/** Inserts the lines with ids made here, and returns the ids in line order. */
+async function insertLines(tx: Tx, organizationId: string, entryId: string, lines: PostingLine[]): Promise<string[]> {
+  const ids = lines.map(() => newId());
   await tx.insert(journalLines).values(
     lines.map((l, i) => ({
+      id: ids[i] as string,
       organizationId,
       entryId,
       lineNo: i + 1,
@@ -119,6 +131,7 @@ async function insertLines(tx: Tx, organizationId: string, entryId: string, line
       amountCents: l.amountCents,
     })),
   );
+  return ids;
 }
 
 /** Locks the entry for the state change, so concurrent posts and voids of one entry take turns. */
@@ -155,11 +168,12 @@ export async function postEntry(tx: Tx, ctx: LedgerContext, organizationId: stri
       .set({ status: 'posted', postedAt: now })
       .where(and(eq(journalEntries.organizationId, organizationId), eq(journalEntries.id, entry.id)));
     await applyToDailyBalances(tx, organizationId, entry.id, 1);
-    await recordEvent(tx, ctx, postedEvent(entry, totalCents, lines.length, now));
+    const posted: Entry = { ...entry, status: 'posted', postedAt: now, totalCents };
+    await recordEvent(tx, ctx, postedEvent(posted));
+    return posted;
   } catch (err) {
     rethrowLedgerError(err);
   }
-  return getEntry(tx, organizationId, entry.id);
 }
 
 /** posted -> void. The entry and its lines stay visible; its amounts leave every balance. */
@@ -185,23 +199,17 @@ export async function voidEntry(
       .set({ status: 'void', voidedAt: now, voidReason: why })
       .where(and(eq(journalEntries.organizationId, organizationId), eq(journalEntries.id, entry.id)));
     await applyToDailyBalances(tx, organizationId, entry.id, -1);
+    const voided: Entry = { ...entry, status: 'void', voidedAt: now, voidReason: why };
     await recordEvent(tx, ctx, {
       organizationId,
       action: 'entry.voided',
       resourceType: 'journal_entry',
       resourceId: entry.id,
       data: { date: entry.date, totalCents: entry.totalCents, reason: why },
-      payload: {
-        journalEntryId: entry.id,
-        organizationId,
-        date: entry.date,
-        totalCents: entry.totalCents,
-        reason: why,
-        voidedAt: now.toISOString(),
-      },
+      payload: presentEntry(voided),
     });
+    return voided;
   } catch (err) {
     rethrowLedgerError(err);
   }
-  return getEntry(tx, organizationId, entry.id);
 }

@@ -1,16 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
-  type Account as AccountRow,
   accountLedger,
   createAccount,
   deleteAccount,
   getAccount,
   listAccounts,
+  presentAccount,
   updateAccount,
 } from '@firm/ledger';
 import { Type } from 'typebox';
 import { errorResponses } from '../../errors';
 import { DEFAULT_LIMIT } from '../../schemas';
+import { ledgerContext } from '../context';
 import {
   AccountDetailOne,
   AccountDetailQuery,
@@ -22,19 +23,6 @@ import {
   CreateAccountBody,
   UpdateAccountBody,
 } from './schemas';
-
-export const presentAccount = (a: AccountRow) => ({
-  id: a.id,
-  organizationId: a.organizationId,
-  code: a.code,
-  name: a.name,
-  type: a.type,
-  subtype: a.subtype,
-  description: a.description,
-  archived: a.archived,
-  createdAt: a.createdAt.toISOString(),
-  updatedAt: a.updatedAt.toISOString(),
-});
 
 const tags = ['accounts'];
 
@@ -85,7 +73,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const account = await createAccount(db(), request.organization.id, request.body);
+      const account = await db().transaction((tx) =>
+        createAccount(tx, ledgerContext(request), request.organization.id, request.body),
+      );
       return reply.code(201).send({ data: presentAccount(account) });
     },
   );
@@ -126,7 +116,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const account = await updateAccount(db(), request.organization.id, request.params.id, request.body);
+      const account = await db().transaction((tx) =>
+        updateAccount(tx, ledgerContext(request), request.organization.id, request.params.id, request.body),
+      );
       return { data: presentAccount(account) };
     },
   );
@@ -144,7 +136,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await deleteAccount(db(), request.organization.id, request.params.id);
+      await db().transaction((tx) =>
+        deleteAccount(tx, ledgerContext(request), request.organization.id, request.params.id),
+      );
       return reply.code(204).send(null);
     },
   );

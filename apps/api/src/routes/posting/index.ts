@@ -1,0 +1,124 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { type PostingInput, postTransaction } from '@firm/ledger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TSchema } from 'typebox';
+import { errorResponses } from '../../errors';
+import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
+import { ledgerContext } from '../context';
+import {
+  CompanyDepositBody,
+  CompanyJournalEntryBody,
+  CompanyParams,
+  CompanyPurchaseBody,
+  CompanyReceipt,
+  CompanyTransferBody,
+  HeaderDepositBody,
+  HeaderJournalEntryBody,
+  HeaderPurchaseBody,
+  HeaderReceipt,
+  HeaderTransferBody,
+} from './schemas';
+import * as requests from './requests';
+
+interface PostingRoute {
+  path: string;
+  summary: string;
+  description: string;
+  company: { body: TSchema; toInput: (body: never) => PostingInput };
+  header: { body: TSchema; toInput: (body: never) => PostingInput };
+}
+
+/**
+ * The posting routes. Each exists in two forms (organization header and company path) that differ
+ * only in body shape and receipt timestamp name; both go through one idempotent posting path.
+ */
+const ROUTES: PostingRoute[] = [
+  {
+    path: 'purchases',
+    summary: 'Post a purchase',
+    description: 'Money out of a bank or credit-card account into expense (or other) accounts.',
+    company: { body: CompanyPurchaseBody, toInput: requests.companyPurchase },
+    header: { body: HeaderPurchaseBody, toInput: requests.headerPurchase },
+  },
+  {
+    path: 'deposits',
+    summary: 'Post a deposit',
+    description: 'Money into a bank account from income (or other) accounts; the mirror of a purchase.',
+    company: { body: CompanyDepositBody, toInput: requests.companyDeposit },
+    header: { body: HeaderDepositBody, toInput: requests.headerDeposit },
+  },
+  {
+    path: 'transfers',
+    summary: 'Post a transfer',
+    description: 'An amount moved between two different balance-sheet accounts (asset, liability, equity).',
+    company: { body: CompanyTransferBody, toInput: requests.companyTransfer },
+    header: { body: HeaderTransferBody, toInput: requests.headerTransfer },
+  },
+  {
+    path: 'journal-entries',
+    summary: 'Post a balanced journal entry',
+    description: 'Lines whose debits equal their credits, posted at once.',
+    company: { body: CompanyJournalEntryBody, toInput: requests.companyJournalEntry },
+    header: { body: HeaderJournalEntryBody, toInput: requests.headerJournalEntry },
+  },
+];
+
+const POSTING_ERRORS = errorResponses(409, 415, 422);
+
+export const postingRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const post = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    input: PostingInput,
+    receiptOf: (r: { journalEntryId: string; status: 'posted'; postedAt: Date }) => object,
+  ) =>
+    runIdempotent(request, reply, async (tx) => {
+      const receipt = await postTransaction(tx, ledgerContext(request), request.organization.id, input);
+      return { status: 201, body: receiptOf(receipt) };
+    });
+
+  for (const route of ROUTES) {
+    app.post(
+      `/${route.path}`,
+      {
+        config: { scope: 'entries:write', organization: 'header' },
+        schema: {
+          tags: ['posting'],
+          summary: route.summary,
+          description: `${route.description} Organization-header form (legacy). Requires Idempotency-Key.`,
+          headers: IdempotencyHeaders,
+          body: route.header.body,
+          response: { 201: HeaderReceipt, ...POSTING_ERRORS },
+        },
+      },
+      async (request, reply) =>
+        post(request, reply, route.header.toInput(request.body as never), (r) => ({
+          journalEntryId: r.journalEntryId,
+          status: r.status,
+          postedAt: r.postedAt.toISOString(),
+        })),
+    );
+
+    app.post(
+      `/companies/:companyId/${route.path}`,
+      {
+        config: { scope: 'entries:write', organization: 'path' },
+        schema: {
+          tags: ['posting'],
+          summary: `${route.summary} (company path)`,
+          description: `${route.description} Company-path form. Requires Idempotency-Key.`,
+          params: CompanyParams,
+          headers: IdempotencyHeaders,
+          body: route.company.body,
+          response: { 201: CompanyReceipt, ...POSTING_ERRORS },
+        },
+      },
+      async (request, reply) =>
+        post(request, reply, route.company.toInput(request.body as never), (r) => ({
+          journalEntryId: r.journalEntryId,
+          status: r.status,
+          createdAt: r.postedAt.toISOString(),
+        })),
+    );
+  }
+};

@@ -1,0 +1,123 @@
+import { type TSchema, Type } from 'typebox';
+import { IsoDate, Uuid } from '../../schemas';
+import { AccountSubtypeSchema as AccountSubtype, AccountTypeSchema as AccountType } from '../accounts/schemas';
+
+const Cents = (description?: string) => Type.Integer(description ? { description } : {});
+
+export const ReportQuery = Type.Object({
+  startDate: Type.Optional(
+    IsoDate(
+      'First day of the period. Defaults: the start of the fiscal year containing endDate (profit and loss, ' +
+        'general ledger); the beginning of the books (trial balance). The balance sheet is a point in time and ' +
+        'ignores it.',
+    ),
+  ),
+  endDate: Type.Optional(IsoDate('Last day of the period (the as-of date of the balance sheet). Default: today, UTC.')),
+});
+
+export const GeneralLedgerQuery = Type.Object({
+  ...ReportQuery.properties,
+  accountId: Type.Optional(Uuid('Only this account (listed even when it has no activity).')),
+});
+
+const ReportAccount = {
+  accountId: Uuid(),
+  code: Type.String(),
+  name: Type.String(),
+  type: AccountType,
+  subtype: AccountSubtype,
+};
+
+export const TrialBalance = Type.Object(
+  {
+    startDate: Type.Union([IsoDate(), Type.Null()], { description: 'Null: from the beginning of the books.' }),
+    endDate: IsoDate(),
+    rows: Type.Array(
+      Type.Object({ ...ReportAccount, debitCents: Cents(), creditCents: Cents() }, { title: 'TrialBalanceRow' }),
+    ),
+    totalDebitCents: Cents(),
+    totalCreditCents: Cents('Always equal to totalDebitCents.'),
+  },
+  { title: 'TrialBalance', description: 'Each account with posted activity in the period, as a debit or a credit.' },
+);
+
+const BalanceSection = Type.Object({
+  accounts: Type.Array(Type.Object({ ...ReportAccount, balanceCents: Cents() })),
+  totalCents: Cents(),
+});
+
+export const BalanceSheet = Type.Object(
+  {
+    asOf: IsoDate(),
+    fiscalYearStart: IsoDate('First day of the fiscal year containing asOf.'),
+    assets: BalanceSection,
+    liabilities: BalanceSection,
+    equity: Type.Object({
+      accounts: BalanceSection.properties.accounts,
+      retainedEarningsCents: Cents('Net income of every fiscal year before the current one.'),
+      currentYearEarningsCents: Cents('Net income from fiscalYearStart through asOf.'),
+      totalCents: Cents(),
+    }),
+    totalLiabilitiesAndEquityCents: Cents('Always equal to assets.totalCents.'),
+  },
+  {
+    title: 'BalanceSheet',
+    description: 'Balances in each account’s normal direction; income and expenses are rolled into equity.',
+  },
+);
+
+const PnlSection = Type.Object({
+  accounts: Type.Array(Type.Object({ ...ReportAccount, amountCents: Cents() })),
+  totalCents: Cents(),
+});
+
+export const ProfitAndLoss = Type.Object(
+  {
+    startDate: IsoDate(),
+    endDate: IsoDate(),
+    income: PnlSection,
+    costOfSales: PnlSection,
+    grossProfitCents: Cents('income - costOfSales'),
+    expenses: PnlSection,
+    otherIncome: PnlSection,
+    otherExpenses: PnlSection,
+    netIncomeCents: Cents('grossProfit - expenses + otherIncome - otherExpenses'),
+  },
+  { title: 'ProfitAndLoss' },
+);
+
+export const GeneralLedger = Type.Object(
+  {
+    startDate: IsoDate(),
+    endDate: IsoDate(),
+    accounts: Type.Array(
+      Type.Object(
+        {
+          ...ReportAccount,
+          openingBalanceCents: Cents(),
+          lines: Type.Array(
+            Type.Object({
+              entryId: Uuid(),
+              lineId: Uuid(),
+              lineNo: Type.Integer(),
+              date: IsoDate(),
+              memo: Type.Union([Type.String(), Type.Null()]),
+              description: Type.Union([Type.String(), Type.Null()]),
+              debitCents: Cents(),
+              creditCents: Cents(),
+              runningBalanceCents: Cents(),
+            }),
+          ),
+          closingBalanceCents: Cents(),
+        },
+        { title: 'GeneralLedgerAccount' },
+      ),
+    ),
+  },
+  {
+    title: 'GeneralLedger',
+    description: 'Per account: opening balance, each posted line with a running balance, closing balance.',
+  },
+);
+
+export const ReportOf = <T extends TSchema>(report: T) => Type.Object({ data: report });
