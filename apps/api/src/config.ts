@@ -15,6 +15,8 @@ const ConfigSchema = Type.Object({
   BODY_LIMIT_BYTES: Type.Integer({ default: 1_048_576, minimum: 1024 }),
   /** How long idempotency records are kept, in hours. */
   IDEMPOTENCY_RETENTION_HOURS: Type.Integer({ default: 24, minimum: 1 }),
+  /** How often the server deletes expired idempotency records, in minutes. */
+  IDEMPOTENCY_PURGE_INTERVAL_MINUTES: Type.Integer({ default: 60, minimum: 1 }),
   DB_POOL_MAX: Type.Integer({ default: 20, minimum: 1, maximum: 500 }),
   /** Key that signs session cookies; unset: a random one per process (sessions end on restart). */
   SESSION_SECRET: Type.Optional(Type.String({ minLength: 32 })),

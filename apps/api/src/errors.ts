@@ -1,6 +1,7 @@
 import { DomainError, ERROR_CODES, type ErrorCode, type ErrorDetail, isDomainError } from '@firm/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { isConnectionLost, pgErrorOf } from '@firm/db';
 import { Type } from 'typebox';
 
 interface CodeInfo {
@@ -72,6 +73,116 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
       'The webhook URL is not allowed: it must be https, carry no credentials, and resolve only to public addresses.',
   },
   CONFLICT: { status: 409, retryable: true, description: 'A concurrent change conflicted; retry.' },
+  CONTACT_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such contact in this organization.',
+  },
+  CONTACT_NAME_TAKEN: {
+    status: 409,
+    retryable: false,
+    description: 'Another contact of the organization has this name (names compare case-insensitively).',
+  },
+  INVALID_CONTACT: {
+    status: 422,
+    retryable: false,
+    description: 'The referenced contact is not an active contact of this organization.',
+  },
+  WRONG_CONTACT_KIND: {
+    status: 422,
+    retryable: false,
+    description:
+      'The contact is of the wrong kind for this document: sales documents need a customer, purchase documents a vendor.',
+  },
+  ITEM_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such item in this organization.',
+  },
+  ITEM_NAME_TAKEN: {
+    status: 409,
+    retryable: false,
+    description: 'Another item of the organization has this name (names compare case-insensitively).',
+  },
+  INVALID_ITEM: {
+    status: 422,
+    retryable: false,
+    description:
+      'A referenced item is not an active item of this organization, or has no account for this kind of document.',
+  },
+  TAX_RATE_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such tax rate in this organization.',
+  },
+  TAX_RATE_NAME_TAKEN: {
+    status: 409,
+    retryable: false,
+    description: 'Another tax rate of the organization has this name (names compare case-insensitively).',
+  },
+  INVALID_TAX_RATE: {
+    status: 422,
+    retryable: false,
+    description: 'A referenced tax rate is not an active tax rate of this organization.',
+  },
+  DOCUMENT_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such document of this type in this organization.',
+  },
+  DOCUMENT_NUMBER_TAKEN: {
+    status: 409,
+    retryable: false,
+    description: 'Another document of this type in the organization has this number.',
+  },
+  LINE_TARGET_REQUIRED: {
+    status: 422,
+    retryable: false,
+    description: 'A document line needs an itemId or an accountId.',
+  },
+  ZERO_TOTAL: {
+    status: 422,
+    retryable: false,
+    description: 'A posting document must total more than zero cents.',
+  },
+  CONTROL_ACCOUNT_MISSING: {
+    status: 422,
+    retryable: false,
+    description:
+      'The organization has no active accounts-receivable (or accounts-payable) account to post the document to.',
+  },
+  DOCUMENT_NOT_EDITABLE: {
+    status: 409,
+    retryable: false,
+    description:
+      'The document can no longer be changed: it is void or converted, or a payment or credit is applied to it.',
+  },
+  DOCUMENT_HAS_PAYMENTS: {
+    status: 409,
+    retryable: false,
+    description: 'Payments or credits are applied to the document; void them first.',
+  },
+  INVALID_ALLOCATION: {
+    status: 422,
+    retryable: false,
+    description:
+      'An allocation names a document that cannot take it: unknown, of another contact, of the wrong type, or void.',
+  },
+  DUPLICATE_ALLOCATION: {
+    status: 422,
+    retryable: false,
+    description: 'One payment allocates to the same document twice.',
+  },
+  OVER_ALLOCATION: {
+    status: 422,
+    retryable: false,
+    description: 'An allocation is larger than the open balance of its document.',
+  },
+  ALLOCATION_EXCEEDS_PAYMENT: {
+    status: 422,
+    retryable: false,
+    description: 'The allocations of a payment add up to more than its amount.',
+  },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
   INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },
@@ -160,6 +271,15 @@ export function toErrorResponse(err: unknown): { code: ErrorCode; message: strin
   }
   if (fe.name === 'SyntaxError' && fe.statusCode === 400)
     return { code: 'MALFORMED_JSON', message: 'the body is not valid JSON' };
+  const pg = pgErrorOf(err);
+  // Deadlocks and serialization failures are transient: the same request can succeed when retried.
+  if (pg && (pg.code === '40001' || pg.code === '40P01')) {
+    return { code: 'CONFLICT', message: 'a concurrent change conflicted with this request; retry it' };
+  }
+  // The database connection was lost (killed, failover, shutdown): nothing was committed; retry later.
+  if (isConnectionLost(err)) {
+    return { code: 'SERVICE_UNAVAILABLE', message: 'the database connection was lost; nothing was committed, retry' };
+  }
   if (fe.statusCode === 429) return { code: 'RATE_LIMITED', message: 'too many requests' };
   if (fe.statusCode === 413) return { code: 'PAYLOAD_TOO_LARGE', message: 'the body is larger than the limit' };
   if (fe.statusCode === 415) return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'send the body as application/json' };

@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openDatabase } from '@firm/db';
+import { openDatabase, purgeExpiredIdempotencyKeys } from '@firm/db';
 import { seedDemo } from '@firm/demo';
 import closeWithGrace from 'close-with-grace';
 import { sql } from 'drizzle-orm';
@@ -21,6 +21,13 @@ async function main() {
   }
   const app = await buildApp({ config, database });
   app.addHook('onClose', async () => database.close());
+
+  // Expired idempotency records are ignored already; purging keeps the table to about one retention window.
+  const purge = setInterval(() => {
+    purgeExpiredIdempotencyKeys(database.db).catch((err: unknown) => app.log.warn({ err }, 'idempotency purge failed'));
+  }, config.IDEMPOTENCY_PURGE_INTERVAL_MINUTES * 60_000);
+  purge.unref();
+  app.addHook('onClose', async () => clearInterval(purge));
 
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { isDomainError, isUuid } from '@firm/core';
-import type { Database } from '@firm/db';
+import { type Database, purgeExpiredIdempotencyKeys } from '@firm/db';
 import { seedDemo } from '@firm/demo';
 import { createApiKey, createOAuthClient, revokeApiKey, revokeOAuthClient } from '@firm/identity';
 
@@ -15,6 +15,7 @@ commands:
   oauth-client create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--public] [--firm ID] [--json]
                                               register an OAuth client (confidential: its secret is shown once)
   oauth-client revoke CLIENT_ID               revoke an OAuth client and every token it holds
+  idempotency purge                           delete idempotency records past their retention window
 
 environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data)`;
 
@@ -148,6 +149,12 @@ export async function runCli(argv: string[], database: Database, io: Io): Promis
         throw new UsageError(`unknown oauth-client command: ${sub ?? '(none)'}`);
       }
       case undefined:
+      case 'idempotency': {
+        if (sub !== 'purge') throw new UsageError('usage: idempotency purge');
+        const purged = await purgeExpiredIdempotencyKeys(database.db);
+        io.out(`purged ${purged} expired idempotency record${purged === 1 ? '' : 's'}`);
+        return 0;
+      }
       case 'help':
       case '--help':
         io.out(USAGE);

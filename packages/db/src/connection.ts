@@ -49,8 +49,11 @@ export function openDatabase(options: DatabaseOptions): Database {
 
 function openPostgres(url: string, max: number): Database {
   const pool = new pg.Pool({ connectionString: url, max });
-  // A dropped idle connection must not crash the process; the pool replaces it.
+  // A dropped connection must not crash the process. Idle ones: the pool replaces them. One in use (an
+  // administrator or failover killed it mid-transaction): its query fails, the request answers 5xx, and the
+  // broken client is discarded when released; without a listener its 'error' event would be uncaught.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return {
     db,
@@ -121,4 +124,29 @@ export function pgErrorOf(err: unknown): PgErrorInfo | null {
     current = e.cause;
   }
   return null;
+}
+
+/**
+ * Deletes idempotency records past their retention window (they are already ignored by lookups), so the
+ * table holds about one window of postings. Run periodically by the server and on demand by the CLI.
+ */
+export async function purgeExpiredIdempotencyKeys(db: Executor): Promise<number> {
+  const rows = rowsOf<{ n: number }>(
+    await db.execute(sql`with d as (delete from idempotency_keys where expires_at <= now() returning 1)
+      select count(*)::int as n from d`),
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** True when the error (or one it wraps) says the database connection was lost, in either driver. */
+export function isConnectionLost(err: unknown): boolean {
+  const code = pgErrorOf(err)?.code;
+  if (code && (code.startsWith('08') || code.startsWith('57P'))) return true;
+  let current: unknown = err;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const message = String((current as { message?: unknown }).message ?? '');
+    if (/Connection terminated|connection error|not queryable/i.test(message)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }

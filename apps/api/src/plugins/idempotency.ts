@@ -109,12 +109,3 @@ export async function runIdempotent(
   if (outcome.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(outcome.status).send(outcome.body);
 }
-
-/** Deletes expired records; run periodically by the server and on demand by the CLI. */
-export async function purgeExpiredIdempotencyKeys(db: { execute: Tx['execute'] }): Promise<number> {
-  const rows = rowsOf<{ n: number }>(
-    await db.execute(sql`with d as (delete from idempotency_keys where expires_at <= now() returning 1)
-      select count(*)::int as n from d`),
-  );
-  return rows[0]?.n ?? 0;
-}

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DomainError } from '@firm/core';
-import { canSeeOrganization } from '@firm/identity';
+import { findVisibleOrganization } from '@firm/identity';
 import { listAuditEvents } from '@firm/ledger';
 import { Type } from 'typebox';
 import { DEFAULT_LIMIT, ListQuery, PageOf, Timestamp, Uuid } from '../../schemas';
@@ -51,7 +51,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { limit, organizationId, ...rest } = request.query;
-      if (organizationId && !canSeeOrganization(request.credential, organizationId)) {
+      if (organizationId && !(await findVisibleOrganization(app.database.db, request.credential, organizationId))) {
         throw new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found');
       }
       return listAuditEvents(app.database.db, request.credential.firmId, {

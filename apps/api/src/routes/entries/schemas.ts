@@ -1,3 +1,4 @@
+import { entrySource } from '@firm/db';
 import { Type } from 'typebox';
 import { CompanyParams, DataOf, IsoDate, ListQuery, PageOf, Timestamp, Uuid } from '../../schemas';
 import { Cents } from '../posting/schemas';
@@ -22,8 +23,8 @@ export const Entry = Type.Object(
     id: Uuid(),
     organizationId: Uuid(),
     status: EntryStatus,
-    source: Type.Enum(['manual', 'journal_entry', 'purchase', 'deposit', 'transfer', 'bill_payment'], {
-      description: 'manual for drafts made through /entries, else the posting route that made it.',
+    source: Type.Enum(entrySource.enumValues, {
+      description: 'manual for drafts made through /entries, else the posting route or document that made it.',
     }),
     date: IsoDate(),
     memo: Nullable(Type.String()),

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { accounts, idempotencyKeys, journalEntries, journalLines } from '@firm/db';
+import { accounts, idempotencyKeys, journalEntries, journalLines, purgeExpiredIdempotencyKeys } from '@firm/db';
 import { and, count, eq } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { purgeExpiredIdempotencyKeys } from '../../plugins/idempotency';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 
 let t: TestApp;
@@ -502,8 +501,8 @@ describe('failures mid-request leave the whole posting or nothing', () => {
       expect(pid).toBeDefined();
       await blocker.query('select pg_terminate_backend($1)', [pid]);
       const res = await pending;
-      expect(res.statusCode).toBeGreaterThanOrEqual(500);
-      expect(res.json().error.retryable).toBe(true);
+      expect(res.statusCode).toBe(503);
+      expect(res.json().error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', retryable: true });
       await blocker.query('rollback');
       expect(await written()).toEqual(before);
       const retry = await post('/api/v1/journal-entries', day(5555), key);
