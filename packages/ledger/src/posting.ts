@@ -1,5 +1,5 @@
 import { DomainError, isUuid, newId } from '@firm/core';
-import { journalEntries, journalLines, type Tx } from '@firm/db';
+import { journalEntries, type Tx } from '@firm/db';
 import { and, eq, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 import { checkDate } from './dates';
@@ -65,25 +65,9 @@ export async function postTransaction(
   const totalCents = assertBalanced(lines);
   const now = nowOf(ctx);
   try {
-    // Inserted as posted with its lines in one transaction: the database lets the posting transaction
-    // write the lines of the entry it posts, and checks the whole entry at commit.
     const entryId = newId();
-    await tx.insert(journalEntries).values({
-      id: entryId,
-      organizationId,
-      status: 'posted',
-      source: input.kind,
-      entryDate: date,
-      memo: input.memo ?? null,
-      reference: input.reference ?? null,
-      payeeName: input.payeeName ?? null,
-      createdAt: now,
-      postedAt: now,
-      createdByKind: ctx.actor.kind,
-      createdById: ctx.actor.id,
-    });
-    const lineIds = await insertLines(tx, organizationId, entryId, lines);
-    await applyToDailyBalances(tx, organizationId, entryId, 1);
+    const lineIds = lines.map(() => newId());
+    await insertPosted(tx, ctx, organizationId, input, { entryId, lineIds, date, now, lines });
     await recordEvent(
       tx,
       ctx,
@@ -117,21 +101,45 @@ export async function postTransaction(
   }
 }
 
-/** Inserts the lines with ids made here, and returns the ids in line order. */
-async function insertLines(tx: Tx, organizationId: string, entryId: string, lines: PostingLine[]): Promise<string[]> {
-  const ids = lines.map(() => newId());
-  await tx.insert(journalLines).values(
-    lines.map((l, i) => ({
-      id: ids[i] as string,
-      organizationId,
-      entryId,
-      lineNo: i + 1,
-      accountId: l.accountId,
-      description: l.description,
-      amountCents: l.amountCents,
-    })),
+/**
+ * Writes a posted entry, its lines and their daily rollup in one statement (one round trip on the hot path).
+ * The database lets a transaction write the lines of the entry it posts, checks the closed period on the
+ * entry, and checks the whole entry's balance at commit. The rollup is summed from the lines as stored
+ * (the RETURNING of their insert), upserted in (account, day) order so that concurrent postings lock rollup
+ * rows in the same order and cannot deadlock.
+ */
+async function insertPosted(
+  tx: Tx,
+  ctx: LedgerContext,
+  organizationId: string,
+  input: PostingInput,
+  e: { entryId: string; lineIds: string[]; date: string; now: Date; lines: PostingLine[] },
+): Promise<void> {
+  const at = e.now.toISOString();
+  const values = e.lines.map(
+    (l, i) =>
+      sql`(${e.lineIds[i]}::uuid, ${i + 1}::int, ${l.accountId}::uuid, ${l.description}::text, ${l.amountCents}::bigint)`,
   );
-  return ids;
+  await tx.execute(sql`
+    with entry as (
+      insert into journal_entries
+        (id, organization_id, status, source, entry_date, memo, reference, payee_name, created_at, posted_at,
+         created_by_kind, created_by_id)
+      values (${e.entryId}, ${organizationId}, 'posted', ${input.kind}, ${e.date}, ${input.memo ?? null},
+              ${input.reference ?? null}, ${input.payeeName ?? null}, ${at}, ${at}, ${ctx.actor.kind}, ${ctx.actor.id})
+    ), lines as (
+      insert into journal_lines (id, organization_id, entry_id, line_no, account_id, description, amount_cents)
+      select v.id, ${organizationId}, ${e.entryId}, v.line_no, v.account_id, v.description, v.amount_cents
+      from (values ${sql.join(values, sql`, `)}) as v(id, line_no, account_id, description, amount_cents)
+      returning account_id, amount_cents
+    )
+    insert into account_daily_balances (organization_id, account_id, day, amount_cents)
+    select ${organizationId}, account_id, ${e.date}::date, sum(amount_cents)
+    from lines
+    group by account_id
+    order by account_id
+    on conflict (organization_id, account_id, day)
+    do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`);
 }
 
 /** Locks the entry for the state change, so concurrent posts and voids of one entry take turns. */

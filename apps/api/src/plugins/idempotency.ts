@@ -80,6 +80,8 @@ export async function runIdempotent(
     if (!locked[0]?.ok) {
       throw new DomainError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry');
     }
+    // A separate statement, so that its snapshot is taken after the lock: a request that held the key
+    // and committed just before is seen here and replayed, never posted a second time.
     const [existing] = rowsOf<{ request_hash: string; response_status: number; response_body: unknown }>(
       await tx.execute(sql`
         select request_hash, response_status, response_body from idempotency_keys
