@@ -1,0 +1,292 @@
+/**
+ * npm run bench: posting throughput and latency over HTTP against a plain-SQL baseline measured in
+ * the same run, report latency over a ledger of 1,000,000 posted lines, and the server's peak RSS.
+ * Needs DATABASE_URL (a Postgres server; a fresh database is created beside it and dropped after).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { openDatabase } from '@firm/db';
+import { adminQuery, withDatabase } from '@firm/db/testing';
+import { seedDemo } from '@firm/demo';
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
+const LINES = Number(process.env.BENCH_LINES ?? 1_000_000);
+const ACCOUNTS = 1000;
+const YEARS = 3;
+
+const baseUrl = process.env.DATABASE_URL;
+if (!baseUrl) {
+  process.stderr.write('npm run bench needs DATABASE_URL (a Postgres server)\n');
+  process.exit(2);
+}
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+
+async function startServer(url: string): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../apps/api/src/server.ts')], {
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_MAX: '100000000',
+      DB_POOL_MAX: '20',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /API:\s+(http:\/\/\S+)\/api\/v1/.exec(out);
+      if (m?.[1]) resolve({ child, base: m[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
+  });
+}
+
+/** Peak resident set size of a process, from the kernel's high-water mark. */
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function httpLoad(
+  base: string,
+  headers: Record<string, string>,
+  body: string,
+  connections: number,
+): Promise<LoadResult> {
+  const result = await autocannon({
+    url: `${base}/api/v1/journal-entries`,
+    connections,
+    duration: DURATION_S,
+    requests: [
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+        setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }),
+      },
+    ],
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors,
+  };
+}
+
+/** The same balanced entry written with plain SQL: entry, two lines and the daily rollup, in one transaction. */
+async function sqlLoad(
+  url: string,
+  orgId: string,
+  debit: string,
+  credit: string,
+  connections: number,
+): Promise<LoadResult> {
+  const pool = new pg.Pool({ connectionString: url, max: connections });
+  pool.on('error', () => {});
+  const latencies: number[] = [];
+  let errors = 0;
+  const deadline = performance.now() + DURATION_S * 1000;
+  const worker = async () => {
+    const client = await pool.connect();
+    try {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        try {
+          await client.query('begin');
+          const entryId = randomUUID();
+          await client.query(
+            `insert into journal_entries (id, organization_id, status, source, entry_date, memo, posted_at, created_by_kind, created_by_id)
+             values ($1, $2, 'posted', 'journal_entry', '2026-06-15', 'bench', now(), 'bench', 'bench')`,
+            [entryId, orgId],
+          );
+          await client.query(
+            `insert into journal_lines (id, organization_id, entry_id, line_no, account_id, amount_cents)
+             values ($1, $3, $4, 1, $5, 1250), ($2, $3, $4, 2, $6, -1250)`,
+            [randomUUID(), randomUUID(), orgId, entryId, debit, credit],
+          );
+          await client.query(
+            `insert into account_daily_balances (organization_id, account_id, day, amount_cents)
+             values ($1, $2, '2026-06-15', 1250), ($1, $3, '2026-06-15', -1250)
+             on conflict (organization_id, account_id, day) do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`,
+            [orgId, debit, credit].sort((a, b) => (a === orgId ? -1 : b === orgId ? 1 : a < b ? -1 : 1)),
+          );
+          await client.query('commit');
+          latencies.push(performance.now() - t0);
+        } catch {
+          errors++;
+          await client.query('rollback').catch(() => {});
+        }
+      }
+    } finally {
+      client.release();
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  await pool.end();
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / DURATION_S, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+}
+
+async function main() {
+  const name = `bench_${Date.now()}`;
+  await adminQuery(baseUrl as string, `create database ${name}`);
+  const url = withDatabase(baseUrl as string, name);
+  const database = openDatabase({ url, poolMax: 4 });
+  let server: ChildProcess | undefined;
+  try {
+    await database.migrate();
+    const demo = await seedDemo(database.db);
+    const [orgA, orgB] = demo.organizations as unknown as [{ id: string }, { id: string }];
+    const accounts = (await database.db.execute(
+      `select id, code from accounts where organization_id = '${orgA.id}' and code in ('6300', '1000')`,
+    )) as unknown as { rows: { id: string; code: string }[] };
+    const debit = accounts.rows.find((a) => a.code === '6300')?.id as string;
+    const credit = accounts.rows.find((a) => a.code === '1000')?.id as string;
+
+    const started = await startServer(url);
+    server = started.child;
+    const headers = { authorization: `Bearer ${demo.apiKey}`, 'x-organization-id': orgA.id };
+    const body = JSON.stringify({
+      txnDate: '2026-06-15',
+      memo: 'bench',
+      lines: [
+        { accountId: debit, postingType: 'debit', amount: 1250 },
+        { accountId: credit, postingType: 'credit', amount: 1250 },
+      ],
+    });
+
+    const rows: string[] = [];
+    for (const c of [10, 50]) {
+      await httpLoad(started.base, headers, body, c); // warm-up
+      const http = await httpLoad(started.base, headers, body, c);
+      const plain = await sqlLoad(url, orgA.id, debit, credit, c);
+      rows.push(
+        `posting c=${c}: route ${fmt(http.rps)} req/s p50 ${fmt(http.p50)} ms p99 ${fmt(http.p99)} ms (errors ${http.errors}) | ` +
+          `plain SQL ${fmt(plain.rps)} tx/s p50 ${fmt(plain.p50)} ms p99 ${fmt(plain.p99)} ms | ratio ${fmt(http.rps / plain.rps, 2)}`,
+      );
+      process.stdout.write(`${rows[rows.length - 1]}\n`);
+    }
+
+    // A large ledger in the second organization: LINES posted lines over ACCOUNTS accounts and YEARS years.
+    const t0 = performance.now();
+    await bulkLedger(url, orgB.id);
+    process.stdout.write(`built a ledger of ${LINES} posted lines in ${fmt((performance.now() - t0) / 1000)} s\n`);
+    const busy = (await database.db.execute(
+      `select account_id from account_daily_balances where organization_id = '${orgB.id}' group by account_id order by count(*) desc limit 1`,
+    )) as unknown as { rows: { account_id: string }[] };
+    const reportHeaders = { authorization: `Bearer ${demo.apiKey}`, 'x-organization-id': orgB.id };
+    const timeGet = async (path: string) => {
+      const samples: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        const s = performance.now();
+        const res = await fetch(`${started.base}${path}`, { headers: reportHeaders });
+        if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+        samples.push(performance.now() - s);
+      }
+      samples.sort((a, b) => a - b);
+      return percentile(samples, 50);
+    };
+    const reports = {
+      'trial balance': await timeGet('/api/v1/reports/trial-balance?startDate=2024-01-01&endDate=2026-12-31'),
+      'balance sheet': await timeGet('/api/v1/reports/balance-sheet?startDate=2024-01-01&endDate=2026-12-31'),
+      'profit and loss': await timeGet('/api/v1/reports/profit-and-loss?startDate=2026-01-01&endDate=2026-12-31'),
+      'general ledger, busiest account, one month': await timeGet(
+        `/api/v1/reports/general-ledger?startDate=2026-03-01&endDate=2026-03-31&accountId=${busy.rows[0]?.account_id}`,
+      ),
+    };
+    for (const [report, ms] of Object.entries(reports)) {
+      process.stdout.write(`report ${report} over ${LINES} lines: median ${fmt(ms)} ms\n`);
+    }
+    process.stdout.write(`server peak RSS: ${fmt(peakRssMb(server.pid as number))} MB\n`);
+  } finally {
+    server?.kill('SIGTERM');
+    await database.close();
+    await new Promise((r) => setTimeout(r, 500));
+    await adminQuery(baseUrl as string, `drop database if exists ${name} with (force)`);
+  }
+}
+
+/**
+ * Writes the large ledger straight in SQL: accounts, balanced two-line entries, and the daily
+ * rollup rebuilt from the lines, the same way the posting path keeps it.
+ */
+async function bulkLedger(url: string, orgId: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const entries = LINES / 2;
+  const days = YEARS * 365;
+  try {
+    await client.query(
+      `insert into accounts (id, organization_id, code, name, type, subtype)
+      select gen_random_uuid(), $1, 'B' || g, 'Bench ' || g,
+        (array['asset','liability','equity','income','expense'])[1 + g % 5]::account_type,
+        (array['other_current_asset','other_current_liability','equity','income','expense'])[1 + g % 5]::account_subtype
+      from generate_series(1, ${ACCOUNTS}) g`,
+      [orgId],
+    );
+    // Trigger-checked inserts would check every one of these lines again; the bulk load is built
+    // balanced by construction, so it runs with triggers off (replica role) and is verified after.
+    await client.query('begin');
+    await client.query('set local session_replication_role = replica');
+    await client.query(
+      `create temp table bench_accounts on commit drop as
+      select row_number() over (order by id) as n, id from accounts where organization_id = $1 and code like 'B%'`,
+      [orgId],
+    );
+    await client.query(`create temp table bench_entries on commit drop as
+      select gen_random_uuid() as id, g as n, date '2024-01-01' + (g % ${days}) as day from generate_series(1, ${entries}) g`);
+    await client.query(
+      `insert into journal_entries (id, organization_id, status, source, entry_date, memo, posted_at, created_by_kind, created_by_id)
+      select id, $1, 'posted', 'journal_entry', day, 'bulk', now(), 'bench', 'bench' from bench_entries`,
+      [orgId],
+    );
+    await client.query(
+      `insert into journal_lines (id, organization_id, entry_id, line_no, account_id, amount_cents)
+      select gen_random_uuid(), $1, e.id, s.line_no, a.id, case s.line_no when 1 then 100 + e.n % 9000 else -(100 + e.n % 9000) end
+      from bench_entries e
+      cross join (values (1), (2)) s(line_no)
+      join bench_accounts a on a.n = 1 + ((e.n * 7 + s.line_no * 13 + (e.n % 3) * 101) % ${ACCOUNTS})`,
+      [orgId],
+    );
+    await client.query(
+      `insert into account_daily_balances (organization_id, account_id, day, amount_cents)
+      select l.organization_id, l.account_id, e.entry_date, sum(l.amount_cents)
+      from journal_lines l join journal_entries e on e.id = l.entry_id
+      where l.organization_id = $1 group by 1, 2, 3
+      on conflict (organization_id, account_id, day) do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`,
+      [orgId],
+    );
+    await client.query('commit');
+    await client.query('analyze');
+    const { rows } = await client.query(
+      `select count(*)::int as lines, coalesce(sum(amount_cents), 0)::bigint as total from journal_lines where organization_id = $1`,
+      [orgId],
+    );
+    if (Number(rows[0].total) !== 0 || rows[0].lines !== LINES) throw new Error('bulk ledger is not balanced');
+  } finally {
+    await client.end();
+  }
+}
+
+await main();
