@@ -1,6 +1,6 @@
 import { DomainError, decodeCursor, isUuid, newId, type Page, toPage } from '@firm/core';
 import { type Executor, rowsOf, type Tx } from '@firm/db';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 
 export interface LedgerEvent {
@@ -16,20 +16,30 @@ export interface LedgerEvent {
 }
 
 /**
- * Writes the audit row and the outbox row of a change, in the caller's transaction and in one
- * statement: both commit with the change or not at all, for one round trip.
+ * The audit row and the outbox row of a change as two data-modifying CTEs (`audit_event`, `outbox_event`), for a
+ * statement that also writes the change itself: one round trip for all of it.
  */
-export async function recordEvent(tx: Tx, ctx: LedgerContext, event: LedgerEvent): Promise<void> {
+export function eventCtes(ctx: LedgerContext, event: LedgerEvent): SQL {
   const at = nowOf(ctx).toISOString();
-  await tx.execute(sql`
-    with audit as (
+  return sql`
+    audit_event as (
       insert into audit_events
         (id, firm_id, organization_id, actor_kind, actor_id, action, resource_type, resource_id, request_id, data, created_at)
       values (${newId()}, ${ctx.firmId}, ${event.organizationId}, ${ctx.actor.kind}, ${ctx.actor.id}, ${event.action},
               ${event.resourceType}, ${event.resourceId}, ${ctx.requestId ?? null}, ${JSON.stringify(event.data)}::jsonb, ${at})
-    )
-    insert into outbox_events (id, firm_id, organization_id, type, payload, created_at)
-    values (${newId()}, ${ctx.firmId}, ${event.organizationId}, ${event.action}, ${JSON.stringify(event.payload)}::jsonb, ${at})`);
+    ),
+    outbox_event as (
+      insert into outbox_events (id, firm_id, organization_id, type, payload, created_at)
+      values (${newId()}, ${ctx.firmId}, ${event.organizationId}, ${event.action}, ${JSON.stringify(event.payload)}::jsonb, ${at})
+    )`;
+}
+
+/**
+ * Writes the audit row and the outbox row of a change, in the caller's transaction and in one
+ * statement: both commit with the change or not at all.
+ */
+export async function recordEvent(tx: Tx, ctx: LedgerContext, event: LedgerEvent): Promise<void> {
+  await tx.execute(sql`with ${eventCtes(ctx, event)} select 1`);
 }
 
 export interface AuditEvent {

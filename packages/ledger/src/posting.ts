@@ -5,7 +5,7 @@ import { type LedgerContext, nowOf } from './context';
 import { checkDate } from './dates';
 import { rethrowLedgerError } from './db-errors';
 import { type Entry, entryNotFound, getEntry, presentEntry } from './entries';
-import { recordEvent } from './events';
+import { eventCtes, recordEvent } from './events';
 import { assertBalanced, checkLineCount, type PostingLine, loadPostableAccounts } from './lines';
 import { checkPostingAccounts, type PostingInput, postingLines } from './posting-inputs';
 
@@ -64,78 +64,66 @@ export async function postTransaction(
   checkPostingAccounts(input, accounts);
   const totalCents = assertBalanced(lines);
   const now = nowOf(ctx);
+  const entry: Entry = {
+    id: newId(),
+    organizationId,
+    status: 'posted',
+    source: input.kind,
+    date,
+    memo: input.memo ?? null,
+    reference: input.reference ?? null,
+    payeeName: input.payeeName ?? null,
+    totalCents,
+    createdAt: now,
+    postedAt: now,
+    voidedAt: null,
+    voidReason: null,
+    lines: lines.map((l, i) => ({
+      id: newId(),
+      lineNo: i + 1,
+      accountId: l.accountId,
+      description: l.description,
+      debitCents: Math.max(l.amountCents, 0),
+      creditCents: Math.max(-l.amountCents, 0),
+    })),
+  };
   try {
-    const entryId = newId();
-    const lineIds = lines.map(() => newId());
-    await insertPosted(tx, ctx, organizationId, input, { entryId, lineIds, date, now, lines });
-    await recordEvent(
-      tx,
-      ctx,
-      postedEvent({
-        id: entryId,
-        organizationId,
-        status: 'posted',
-        source: input.kind,
-        date,
-        memo: input.memo ?? null,
-        reference: input.reference ?? null,
-        payeeName: input.payeeName ?? null,
-        totalCents,
-        createdAt: now,
-        postedAt: now,
-        voidedAt: null,
-        voidReason: null,
-        lines: lines.map((l, i) => ({
-          id: lineIds[i] as string,
-          lineNo: i + 1,
-          accountId: l.accountId,
-          description: l.description,
-          debitCents: Math.max(l.amountCents, 0),
-          creditCents: Math.max(-l.amountCents, 0),
-        })),
-      }),
-    );
-    return { journalEntryId: entryId, status: 'posted', createdAt: now, postedAt: now };
+    await insertPosted(tx, ctx, entry, lines);
   } catch (err) {
     rethrowLedgerError(err);
   }
+  return { journalEntryId: entry.id, status: 'posted', createdAt: now, postedAt: now };
 }
 
 /**
- * Writes a posted entry, its lines and their daily rollup in one statement (one round trip on the hot path).
- * The database lets a transaction write the lines of the entry it posts, checks the closed period on the
- * entry, and checks the whole entry's balance at commit. The rollup is summed from the lines as stored
- * (the RETURNING of their insert), upserted in (account, day) order so that concurrent postings lock rollup
- * rows in the same order and cannot deadlock.
+ * Writes a posted entry, its lines, their daily rollup and the entry.posted events in one statement (one round
+ * trip on the hot path). The database lets a transaction write the lines of the entry it posts, checks the closed
+ * period on the entry, and checks the whole entry's balance at commit. The rollup is summed from the lines as
+ * stored (the RETURNING of their insert) and upserted last, in (account, day) order, so that concurrent postings
+ * lock rollup rows in the same order and cannot deadlock.
  */
-async function insertPosted(
-  tx: Tx,
-  ctx: LedgerContext,
-  organizationId: string,
-  input: PostingInput,
-  e: { entryId: string; lineIds: string[]; date: string; now: Date; lines: PostingLine[] },
-): Promise<void> {
-  const at = e.now.toISOString();
-  const values = e.lines.map(
+async function insertPosted(tx: Tx, ctx: LedgerContext, entry: Entry, lines: PostingLine[]): Promise<void> {
+  const at = entry.createdAt.toISOString();
+  const values = lines.map(
     (l, i) =>
-      sql`(${e.lineIds[i]}::uuid, ${i + 1}::int, ${l.accountId}::uuid, ${l.description}::text, ${l.amountCents}::bigint)`,
+      sql`(${entry.lines[i]?.id}::uuid, ${i + 1}::int, ${l.accountId}::uuid, ${l.description}::text, ${l.amountCents}::bigint)`,
   );
   await tx.execute(sql`
-    with entry as (
+    with new_entry as (
       insert into journal_entries
         (id, organization_id, status, source, entry_date, memo, reference, payee_name, created_at, posted_at,
          created_by_kind, created_by_id)
-      values (${e.entryId}, ${organizationId}, 'posted', ${input.kind}, ${e.date}, ${input.memo ?? null},
-              ${input.reference ?? null}, ${input.payeeName ?? null}, ${at}, ${at}, ${ctx.actor.kind}, ${ctx.actor.id})
-    ), lines as (
+      values (${entry.id}, ${entry.organizationId}, 'posted', ${entry.source}, ${entry.date}, ${entry.memo},
+              ${entry.reference}, ${entry.payeeName}, ${at}, ${at}, ${ctx.actor.kind}, ${ctx.actor.id})
+    ), new_lines as (
       insert into journal_lines (id, organization_id, entry_id, line_no, account_id, description, amount_cents)
-      select v.id, ${organizationId}, ${e.entryId}, v.line_no, v.account_id, v.description, v.amount_cents
+      select v.id, ${entry.organizationId}, ${entry.id}, v.line_no, v.account_id, v.description, v.amount_cents
       from (values ${sql.join(values, sql`, `)}) as v(id, line_no, account_id, description, amount_cents)
       returning account_id, amount_cents
-    )
+    ), ${eventCtes(ctx, postedEvent(entry))}
     insert into account_daily_balances (organization_id, account_id, day, amount_cents)
-    select ${organizationId}, account_id, ${e.date}::date, sum(amount_cents)
-    from lines
+    select ${entry.organizationId}, account_id, ${entry.date}::date, sum(amount_cents)
+    from new_lines
     group by account_id
     order by account_id
     on conflict (organization_id, account_id, day)

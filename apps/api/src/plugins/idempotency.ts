@@ -52,13 +52,20 @@ interface StoredResponse {
   body: unknown;
 }
 
+/** Another request with the key committed between this one's snapshot and its lock; this one must not store. */
+class KeyTakenMeanwhile extends Error {}
+
 /**
  * Runs a posting exactly once per (firm, organization, route, key).
  *
- * One transaction holds a transaction-scoped advisory lock on the key, checks for a stored
- * response, runs the posting and stores its response. The record and the posting commit together,
- * so a crash leaves both or neither; a second request with the key while the first holds the lock
- * gets 409 IDEMPOTENCY_IN_PROGRESS instead of waiting.
+ * One transaction takes a transaction-scoped advisory lock on the key and, in the same statement, looks for a
+ * stored response; then runs the posting and stores its response. The record and the posting commit together, so
+ * a crash leaves both or neither; a second request with the key while the first holds the lock gets
+ * 409 IDEMPOTENCY_IN_PROGRESS instead of waiting.
+ *
+ * The lookup's snapshot is taken just before the lock, so a request that held the key and committed in between
+ * is not seen. The insert at the end then finds that request's live record, stores nothing and rolls this
+ * posting back, and the whole call runs again: it sees the record and replays it.
  */
 export async function runIdempotent(
   request: FastifyRequest,
@@ -73,40 +80,54 @@ export async function runIdempotent(
   const retentionHours = request.server.config.IDEMPOTENCY_RETENTION_HOURS;
   const lockName = `${firmId}|${organizationId}|${route}|${key}`;
 
-  const outcome = await request.server.database.db.transaction(async (tx) => {
-    const locked = rowsOf<{ ok: boolean }>(
-      await tx.execute(sql`select pg_try_advisory_xact_lock(hashtextextended(${lockName}, 0)) as ok`),
-    );
-    if (!locked[0]?.ok) {
-      throw new DomainError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry');
-    }
-    // A separate statement, so that its snapshot is taken after the lock: a request that held the key
-    // and committed just before is seen here and replayed, never posted a second time.
-    const [existing] = rowsOf<{ request_hash: string; response_status: number; response_body: unknown }>(
-      await tx.execute(sql`
-        select request_hash, response_status, response_body from idempotency_keys
-        where firm_id = ${firmId} and organization_id = ${organizationId} and route = ${route} and key = ${key}
-          and expires_at > now()`),
-    );
-    if (existing) {
-      if (existing.request_hash !== requestHash) {
-        throw new DomainError(
-          'IDEMPOTENCY_KEY_REUSED',
-          'this Idempotency-Key was used with a different request; use a new key for a new request',
-        );
+  const attempt = () =>
+    request.server.database.db.transaction(async (tx) => {
+      const [found] = rowsOf<{
+        locked: boolean;
+        request_hash: string | null;
+        response_status: number | null;
+        response_body: unknown;
+      }>(
+        await tx.execute(sql`
+          select l.locked, k.request_hash, k.response_status, k.response_body
+          from (select pg_try_advisory_xact_lock(hashtextextended(${lockName}, 0)) as locked) l
+          left join idempotency_keys k
+            on l.locked and k.firm_id = ${firmId} and k.organization_id = ${organizationId} and k.route = ${route}
+              and k.key = ${key} and k.expires_at > now()`),
+      );
+      if (!found?.locked) {
+        throw new DomainError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry');
       }
-      return { replayed: true, status: existing.response_status, body: existing.response_body };
-    }
-    const result = await work(tx);
-    await tx.execute(sql`
-      insert into idempotency_keys
-        (firm_id, organization_id, route, key, request_hash, response_status, response_body, expires_at)
-      values (${firmId}, ${organizationId}, ${route}, ${key}, ${requestHash}, ${result.status},
-              ${JSON.stringify(result.body)}::jsonb, now() + make_interval(hours => ${retentionHours}))
-      on conflict (firm_id, organization_id, route, key) do update
-        set request_hash = excluded.request_hash, response_status = excluded.response_status,
-            response_body = excluded.response_body, created_at = now(), expires_at = excluded.expires_at`);
-    return { replayed: false, ...result };
+      if (found.request_hash !== null) {
+        if (found.request_hash !== requestHash) {
+          throw new DomainError(
+            'IDEMPOTENCY_KEY_REUSED',
+            'this Idempotency-Key was used with a different request; use a new key for a new request',
+          );
+        }
+        return { replayed: true, status: found.response_status as number, body: found.response_body };
+      }
+      const result = await work(tx);
+      // An expired record (not yet purged) is replaced; a live one means another request got here first.
+      const stored = rowsOf(
+        await tx.execute(sql`
+          insert into idempotency_keys
+            (firm_id, organization_id, route, key, request_hash, response_status, response_body, expires_at)
+          values (${firmId}, ${organizationId}, ${route}, ${key}, ${requestHash}, ${result.status},
+                  ${JSON.stringify(result.body)}::jsonb, now() + make_interval(hours => ${retentionHours}))
+          on conflict (firm_id, organization_id, route, key) do update
+            set request_hash = excluded.request_hash, response_status = excluded.response_status,
+                response_body = excluded.response_body, created_at = now(), expires_at = excluded.expires_at
+            where idempotency_keys.expires_at <= now()
+          returning 1`),
+      );
+      if (stored.length === 0) throw new KeyTakenMeanwhile();
+      return { replayed: false, ...result };
+    });
+
+  const outcome = await attempt().catch((err: unknown) => {
+    if (err instanceof KeyTakenMeanwhile) return attempt();
+    throw err;
   });
   if (outcome.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(outcome.status).send(outcome.body);

@@ -409,6 +409,22 @@ describe('idempotency', () => {
     }
   });
 
+  it('treats an expired record that is not purged yet as absent, and replaces it', async () => {
+    const key = randomUUID();
+    const first = await post('/api/v1/journal-entries', balanced(8), key);
+    await t.database.db
+      .update(idempotencyKeys)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(idempotencyKeys.key, key));
+    const again = await post('/api/v1/journal-entries', balanced(8), key);
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.json().journalEntryId).not.toBe(first.json().journalEntryId);
+    const replay = await post('/api/v1/journal-entries', balanced(8), key);
+    expect(replay.json().journalEntryId).toBe(again.json().journalEntryId);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+  });
+
   it('forgets records after the retention window: expired ones are purged and no longer replayed', async () => {
     const key = randomUUID();
     const first = await post('/api/v1/journal-entries', balanced(9), key);
