@@ -1,6 +1,6 @@
 import { DomainError, isUuid, newId } from '@firm/core';
 import { journalEntries, type Tx } from '@firm/db';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, type SQL, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 import { checkDate } from './dates';
 import { rethrowLedgerError } from './db-errors';
@@ -8,6 +8,14 @@ import { type Entry, entryNotFound, getEntry, presentEntry } from './entries';
 import { eventCtes, recordEvent } from './events';
 import { assertBalanced, checkLineCount, type PostingLine, loadPostableAccounts } from './lines';
 import { checkPostingAccounts, type PostingInput, postingLines } from './posting-inputs';
+
+export interface PostingOptions {
+  /**
+   * One more write for the posting statement itself, as a data-modifying SQL statement (it becomes a CTE): the
+   * caller's record of the receipt, say, so that it commits with the entry at no extra round trip.
+   */
+  alsoWrite?: (receipt: PostingReceipt) => SQL;
+}
 
 /** What a posting route returns. */
 export interface PostingReceipt {
@@ -57,6 +65,7 @@ export async function postTransaction(
   ctx: LedgerContext,
   organizationId: string,
   input: PostingInput,
+  options: PostingOptions = {},
 ): Promise<PostingReceipt> {
   const date = checkDate(input.date, 'date');
   const lines = postingLines(input);
@@ -87,22 +96,31 @@ export async function postTransaction(
       creditCents: Math.max(-l.amountCents, 0),
     })),
   };
+  const receipt: PostingReceipt = { journalEntryId: entry.id, status: 'posted', createdAt: now, postedAt: now };
   try {
-    await insertPosted(tx, ctx, entry, lines);
+    await insertPosted(tx, ctx, entry, lines, options.alsoWrite?.(receipt));
   } catch (err) {
     rethrowLedgerError(err);
   }
-  return { journalEntryId: entry.id, status: 'posted', createdAt: now, postedAt: now };
+  return receipt;
 }
 
 /**
- * Writes a posted entry, its lines, their daily rollup and the entry.posted events in one statement (one round
- * trip on the hot path). The database lets a transaction write the lines of the entry it posts, checks the closed
- * period on the entry, and checks the whole entry's balance at commit. The rollup is summed from the lines as
- * stored (the RETURNING of their insert) and upserted last, in (account, day) order, so that concurrent postings
- * lock rollup rows in the same order and cannot deadlock.
+ * Writes a posted entry, its lines, the entry.posted events, the caller's extra write and the lines' daily rollup
+ * in one statement (one round trip on the hot path). The database lets a transaction write the lines of the entry
+ * it posts, checks the closed period on the entry, and checks the whole entry's balance at commit. The rollup is
+ * summed from the lines as stored (the RETURNING of their insert), upserted in (account, day) order so that
+ * concurrent postings lock rollup rows in the same order and cannot deadlock. Those rows are the hot rows that
+ * concurrent postings to one account wait for, so this statement is the posting's last: their locks are held only
+ * until the commit that follows.
  */
-async function insertPosted(tx: Tx, ctx: LedgerContext, entry: Entry, lines: PostingLine[]): Promise<void> {
+async function insertPosted(
+  tx: Tx,
+  ctx: LedgerContext,
+  entry: Entry,
+  lines: PostingLine[],
+  alsoWrite: SQL | undefined,
+): Promise<void> {
   const at = entry.createdAt.toISOString();
   const values = lines.map(
     (l, i) =>
@@ -120,7 +138,7 @@ async function insertPosted(tx: Tx, ctx: LedgerContext, entry: Entry, lines: Pos
       select v.id, ${entry.organizationId}, ${entry.id}, v.line_no, v.account_id, v.description, v.amount_cents
       from (values ${sql.join(values, sql`, `)}) as v(id, line_no, account_id, description, amount_cents)
       returning account_id, amount_cents
-    ), ${eventCtes(ctx, postedEvent(entry))}
+    ), ${eventCtes(ctx, postedEvent(entry))}${alsoWrite ? sql`, also_write as (${alsoWrite})` : sql``}
     insert into account_daily_balances (organization_id, account_id, day, amount_cents)
     select ${entry.organizationId}, account_id, ${entry.date}::date, sum(amount_cents)
     from new_lines

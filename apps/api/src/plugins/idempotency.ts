@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DomainError } from '@firm/core';
-import { type Tx, rowsOf } from '@firm/db';
-import { sql } from 'drizzle-orm';
+import { pgErrorOf, rowsOf, type Tx } from '@firm/db';
+import { type SQL, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 
@@ -52,25 +52,34 @@ interface StoredResponse {
   body: unknown;
 }
 
-/** Another request with the key committed between this one's snapshot and its lock; this one must not store. */
-class KeyTakenMeanwhile extends Error {}
+/**
+ * What a posting does under an idempotency key. `record(status, body)` is the insert of the key's record holding
+ * the response; a posting that can run it inside its own last statement does so (one round trip less, and the
+ * record commits with the entry by construction). Otherwise the record is inserted after the work.
+ */
+export type IdempotentWork = (tx: Tx, record: (status: number, body: unknown) => SQL) => Promise<StoredResponse>;
+
+const isKeyTaken = (err: unknown) => {
+  const pgErr = pgErrorOf(err);
+  return pgErr?.code === '23505' && pgErr.constraint === 'idempotency_keys_pkey';
+};
 
 /**
  * Runs a posting exactly once per (firm, organization, route, key).
  *
- * One transaction takes a transaction-scoped advisory lock on the key and, in the same statement, looks for a
- * stored response; then runs the posting and stores its response. The record and the posting commit together, so
- * a crash leaves both or neither; a second request with the key while the first holds the lock gets
- * 409 IDEMPOTENCY_IN_PROGRESS instead of waiting.
+ * One transaction takes a transaction-scoped advisory lock on the key and, in the same statement, drops an
+ * expired record of the key and looks for a live one; then runs the posting, which stores the response in a
+ * record of its own. The record and the posting commit together, so a crash leaves both or neither; a second
+ * request with the key while the first holds the lock gets 409 IDEMPOTENCY_IN_PROGRESS instead of waiting.
  *
  * The lookup's snapshot is taken just before the lock, so a request that held the key and committed in between
- * is not seen. The insert at the end then finds that request's live record, stores nothing and rolls this
- * posting back, and the whole call runs again: it sees the record and replays it.
+ * is not seen. Its record then makes this request's insert fail on the primary key, which rolls this posting back,
+ * and the whole call runs again: it sees the record and replays it.
  */
 export async function runIdempotent(
   request: FastifyRequest,
   reply: FastifyReply,
-  work: (tx: Tx) => Promise<StoredResponse>,
+  work: IdempotentWork,
 ): Promise<FastifyReply> {
   const key = idempotencyKeyOf(request);
   const firmId = request.credential.firmId;
@@ -79,6 +88,8 @@ export async function runIdempotent(
   const requestHash = createHash('sha256').update(canonical(request.body)).digest('hex');
   const retentionHours = request.server.config.IDEMPOTENCY_RETENTION_HOURS;
   const lockName = `${firmId}|${organizationId}|${route}|${key}`;
+  const sameKey = sql`k.firm_id = ${firmId} and k.organization_id = ${organizationId} and k.route = ${route}
+    and k.key = ${key}`;
 
   const attempt = () =>
     request.server.database.db.transaction(async (tx) => {
@@ -89,11 +100,12 @@ export async function runIdempotent(
         response_body: unknown;
       }>(
         await tx.execute(sql`
+          with l as (select pg_try_advisory_xact_lock(hashtextextended(${lockName}, 0)) as locked),
+          expired as (
+            delete from idempotency_keys k using l where l.locked and ${sameKey} and k.expires_at <= now()
+          )
           select l.locked, k.request_hash, k.response_status, k.response_body
-          from (select pg_try_advisory_xact_lock(hashtextextended(${lockName}, 0)) as locked) l
-          left join idempotency_keys k
-            on l.locked and k.firm_id = ${firmId} and k.organization_id = ${organizationId} and k.route = ${route}
-              and k.key = ${key} and k.expires_at > now()`),
+          from l left join idempotency_keys k on l.locked and ${sameKey} and k.expires_at > now()`),
       );
       if (!found?.locked) {
         throw new DomainError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry');
@@ -107,26 +119,22 @@ export async function runIdempotent(
         }
         return { replayed: true, status: found.response_status as number, body: found.response_body };
       }
-      const result = await work(tx);
-      // An expired record (not yet purged) is replaced; a live one means another request got here first.
-      const stored = rowsOf(
-        await tx.execute(sql`
+      let recorded = false;
+      const record = (status: number, body: unknown) => {
+        recorded = true;
+        return sql`
           insert into idempotency_keys
             (firm_id, organization_id, route, key, request_hash, response_status, response_body, expires_at)
-          values (${firmId}, ${organizationId}, ${route}, ${key}, ${requestHash}, ${result.status},
-                  ${JSON.stringify(result.body)}::jsonb, now() + make_interval(hours => ${retentionHours}))
-          on conflict (firm_id, organization_id, route, key) do update
-            set request_hash = excluded.request_hash, response_status = excluded.response_status,
-                response_body = excluded.response_body, created_at = now(), expires_at = excluded.expires_at
-            where idempotency_keys.expires_at <= now()
-          returning 1`),
-      );
-      if (stored.length === 0) throw new KeyTakenMeanwhile();
+          values (${firmId}, ${organizationId}, ${route}, ${key}, ${requestHash}, ${status},
+                  ${JSON.stringify(body)}::jsonb, now() + make_interval(hours => ${retentionHours}))`;
+      };
+      const result = await work(tx, record);
+      if (!recorded) await tx.execute(record(result.status, result.body));
       return { replayed: false, ...result };
     });
 
   const outcome = await attempt().catch((err: unknown) => {
-    if (err instanceof KeyTakenMeanwhile) return attempt();
+    if (isKeyTaken(err)) return attempt();
     throw err;
   });
   if (outcome.replayed) reply.header('idempotent-replayed', 'true');

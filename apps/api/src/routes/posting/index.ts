@@ -72,8 +72,10 @@ export const postingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     input: PostingInput,
     receiptOf: (r: { journalEntryId: string; status: 'posted'; postedAt: Date }) => object,
   ) =>
-    runIdempotent(request, reply, async (tx) => {
-      const receipt = await postTransaction(tx, ledgerContext(request), request.organization.id, input);
+    runIdempotent(request, reply, async (tx, record) => {
+      const receipt = await postTransaction(tx, ledgerContext(request), request.organization.id, input, {
+        alsoWrite: (r) => record(201, receiptOf(r)),
+      });
       return { status: 201, body: receiptOf(receipt) };
     });
 
