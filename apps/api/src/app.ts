@@ -19,6 +19,7 @@ import { organizationRoutes } from './routes/organizations/index';
 import { postingRoutes } from './routes/posting/index';
 import { reportRoutes } from './routes/reports/index';
 import { sessionRoutes } from './routes/session/index';
+import { webhookRoutes } from './routes/webhooks/index';
 import './types';
 
 export interface AppDeps {
@@ -83,6 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(bookRoutes);
       await v1.register(auditRoutes);
       await v1.register(oauthConnectionRoutes);
+      await v1.register(webhookRoutes);
     },
     { prefix: '/api/v1' },
   );

@@ -39,6 +39,12 @@ const ConfigSchema = Type.Object({
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ default: 3600, minimum: 60, maximum: 86_400 }),
   OAUTH_REFRESH_TOKEN_TTL_DAYS: Type.Integer({ default: 30, minimum: 1, maximum: 365 }),
   OAUTH_CODE_TTL_SECONDS: Type.Integer({ default: 60, minimum: 10, maximum: 600 }),
+  /** Run the webhook worker inside the API process; false when it runs as `npm run worker` instead. */
+  WEBHOOK_WORKER: Type.Boolean({ default: true }),
+  /** How long a webhook receiver has to answer, in milliseconds. */
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 60_000 }),
+  /** Allow http and loopback webhook URLs (local development and tests only). */
+  WEBHOOKS_ALLOW_INSECURE_LOCALHOST: Type.Boolean({ default: false }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

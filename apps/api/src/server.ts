@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openDatabase, purgeExpiredIdempotencyKeys } from '@firm/db';
 import { seedDemo } from '@firm/demo';
+import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
 import { sql } from 'drizzle-orm';
 import { buildApp } from './app';
@@ -28,6 +29,19 @@ async function main() {
   }, config.IDEMPOTENCY_PURGE_INTERVAL_MINUTES * 60_000);
   purge.unref();
   app.addHook('onClose', async () => clearInterval(purge));
+
+  // Webhook delivery runs in this process unless separate workers (`npm run worker`) do it.
+  if (config.WEBHOOK_WORKER) {
+    const webhooks = createWebhookWorker({
+      db: database.db,
+      policy: { allowInsecureLocalhost: config.WEBHOOKS_ALLOW_INSECURE_LOCALHOST },
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      onError: (err) => app.log.error({ err }, 'webhook worker round failed'),
+    });
+    webhooks.start();
+    // preClose runs before the database is closed: in-flight deliveries finish and are recorded.
+    app.addHook('preClose', async () => webhooks.stop());
+  }
 
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');

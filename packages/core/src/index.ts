@@ -1,5 +1,6 @@
 export * from './accounts';
 export * from './cursor';
 export * from './errors';
+export * from './events';
 export * from './ids';
 export * from './scopes';

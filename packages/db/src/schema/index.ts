@@ -7,3 +7,4 @@ export * from './firms';
 export * from './idempotency';
 export * from './organizations';
 export * from './oauth';
+export * from './webhooks';

@@ -1,0 +1,38 @@
+import { openDatabase } from '@firm/db';
+import { createWebhookWorker } from '@firm/webhooks';
+import closeWithGrace from 'close-with-grace';
+import { ConfigError, loadConfig } from './config';
+
+/**
+ * The webhook worker on its own (`npm run worker`), for deployments that scale delivery apart from
+ * the API: start as many as needed against the same Postgres database (they claim work with
+ * FOR UPDATE SKIP LOCKED) and set WEBHOOK_WORKER=false on the API processes.
+ */
+async function main() {
+  const config = loadConfig();
+  if (!config.DATABASE_URL) {
+    throw new ConfigError(
+      'DATABASE_URL: required by a separate worker; the embedded database belongs to one process, whose API runs the worker itself',
+    );
+  }
+  const database = openDatabase({ url: config.DATABASE_URL, poolMax: config.DB_POOL_MAX });
+  const worker = createWebhookWorker({
+    db: database.db,
+    policy: { allowInsecureLocalhost: config.WEBHOOKS_ALLOW_INSECURE_LOCALHOST },
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    onError: (err) => process.stderr.write(`webhook worker round failed: ${(err as Error).stack}\n`),
+  });
+  worker.start();
+  process.stdout.write('webhook worker started\n');
+
+  closeWithGrace({ delay: config.WEBHOOK_TIMEOUT_MS + 5000 }, async ({ err }) => {
+    if (err) process.stderr.write(`shutting down after an error: ${err.stack}\n`);
+    await worker.stop();
+    await database.close();
+  });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof ConfigError ? err.message : (err as Error).stack}\n`);
+  process.exit(1);
+});

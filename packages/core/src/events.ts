@@ -1,0 +1,61 @@
+/**
+ * The one catalogue of webhook event types. Writes put these types on their outbox rows, the API
+ * validates subscriptions against them and publishes them (OpenAPI and GET /api/v1/webhooks/event-types).
+ * An event's `data` is the resource as the API returns it.
+ */
+export const EVENT_TYPES = {
+  'entry.posted': 'A journal entry was posted.',
+  'entry.voided': 'A posted journal entry was voided.',
+  'account.created': 'An account was added to the chart of accounts.',
+  'account.updated': 'An account was changed (name, code, type, archived...).',
+  'account.deleted': 'An unused account was deleted.',
+  'books.closed': 'The books were closed through a date.',
+  'books.reopened': 'The books-closed date was moved back or removed.',
+  'invoice.created': 'An invoice was created.',
+  'invoice.updated': 'An invoice was changed.',
+  'invoice.voided': 'An invoice was voided.',
+  'customer_payment.created': 'A customer payment was recorded.',
+  'customer_payment.voided': 'A customer payment was voided.',
+  'bill.created': 'A bill was created.',
+  'bill.updated': 'A bill was changed.',
+  'bill.voided': 'A bill was voided.',
+  'bill_payment.created': 'A bill payment was recorded.',
+  'bill_payment.voided': 'A bill payment was voided.',
+  'credit_memo.created': 'A credit memo was created.',
+  'credit_memo.voided': 'A credit memo was voided.',
+  'vendor_credit.created': 'A vendor credit was created.',
+  'vendor_credit.voided': 'A vendor credit was voided.',
+  'sales_receipt.created': 'A sales receipt was created.',
+  'sales_receipt.voided': 'A sales receipt was voided.',
+  'refund_receipt.created': 'A refund receipt was created.',
+  'refund_receipt.voided': 'A refund receipt was voided.',
+  'credit_memo.updated': 'A credit memo was changed.',
+  'vendor_credit.updated': 'A vendor credit was changed.',
+  'sales_receipt.updated': 'A sales receipt was changed.',
+  'refund_receipt.updated': 'A refund receipt was changed.',
+  'estimate.created': 'An estimate was created.',
+  'estimate.updated': 'An estimate was changed.',
+  'estimate.voided': 'An estimate was voided.',
+  'estimate.converted': 'An estimate was converted to an invoice.',
+  'contact.created': 'A customer or vendor was added.',
+  'contact.updated': 'A customer or vendor was changed (including archived).',
+  'item.created': 'A product or service item was added.',
+  'item.updated': 'An item was changed (including archived).',
+  'tax_rate.created': 'A tax rate was added.',
+  'tax_rate.updated': 'A tax rate was changed (including archived).',
+  'webhook.test': 'A test ping sent on request to one subscription only; it cannot be subscribed to.',
+} as const;
+
+export type EventType = keyof typeof EVENT_TYPES;
+
+export const EVENT_TYPE_LIST = Object.keys(EVENT_TYPES) as EventType[];
+
+/** The test ping is sent only when asked for, to the one subscription it was asked for. */
+export const TEST_EVENT_TYPE = 'webhook.test' satisfies EventType;
+
+/** What a subscription may list; `*` means every subscribable type, present and future. */
+export const SUBSCRIBABLE_EVENT_TYPES = EVENT_TYPE_LIST.filter((t) => t !== TEST_EVENT_TYPE);
+
+export const ALL_EVENTS = '*';
+
+export const isEventType = (value: string): value is EventType => Object.hasOwn(EVENT_TYPES, value);

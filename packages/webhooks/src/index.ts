@@ -1,0 +1,7 @@
+export * from './address';
+export * from './deliveries';
+export * from './schedule';
+export * from './sender';
+export * from './signing';
+export * from './subscriptions';
+export * from './worker';
