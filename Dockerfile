@@ -11,6 +11,7 @@ COPY packages/db/package.json packages/db/
 COPY packages/demo/package.json packages/demo/
 COPY packages/identity/package.json packages/identity/
 COPY packages/ledger/package.json packages/ledger/
+COPY packages/webhooks/package.json packages/webhooks/
 RUN npm ci --no-audit --no-fund
 
 FROM deps AS check
