@@ -2,6 +2,7 @@ import { DomainError, ERROR_CODES, type ErrorCode, type ErrorDetail, isDomainErr
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { isConnectionLost, pgErrorOf } from '@firm/db';
+import { ledgerErrorOf } from '@firm/ledger';
 import { Type } from 'typebox';
 
 interface CodeInfo {
@@ -249,7 +250,9 @@ function validationDetails(err: FastifyError): ErrorDetail[] {
 
 /** Maps anything thrown to the documented error shape. Unexpected errors are logged, never echoed. */
 export function toErrorResponse(err: unknown): { code: ErrorCode; message: string; details?: ErrorDetail[] } {
-  if (isDomainError(err)) return { code: err.code, message: err.message, details: err.details };
+  // A ledger rule the database checks at COMMIT (an entry's balance) fails outside the domain function.
+  const domain = isDomainError(err) ? err : ledgerErrorOf(err);
+  if (domain) return { code: domain.code, message: domain.message, details: domain.details };
   const fe = err as FastifyError;
   if (fe.validation) {
     const details = validationDetails(fe);

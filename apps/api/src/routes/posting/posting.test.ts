@@ -232,6 +232,23 @@ describe('bad input: each refused with its code, and nothing written', () => {
     );
   });
 
+  it('amounts whose total cannot be represented exactly: 400, nothing written', async () => {
+    const max = Number.MAX_SAFE_INTEGER;
+    await refused(
+      '/api/v1/purchases',
+      {
+        txnDate: '2026-05-01',
+        sourceAccountId: acct('1000'),
+        lines: [
+          { accountId: acct('6300'), amount: max },
+          { accountId: acct('6400'), amount: max - 2 },
+        ],
+      },
+      400,
+      'VALIDATION_ERROR',
+    );
+  });
+
   it('an account of another organization or firm, or archived: 422 INVALID_ACCOUNT with one message', async () => {
     const other = await createOtherFirm(t.database.db, 'posting-accounts');
     const otherOrgOfSameFirm = t.demo.organizations[1]?.id as string;
