@@ -77,7 +77,8 @@ const checkedParams = (request: AuthorizationRequest, source: AuthorizationParam
 /** RFC 6749 5.2 errors of the JSON endpoints; a 429 keeps the documented error shape. */
 function oauthErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const mapped = toErrorResponse(err);
-  if (mapped.code === 'RATE_LIMITED') return sendError(reply, request, mapped.code, mapped.message);
+  // Like every other answer of these endpoints, a 429 must not be cached either.
+  if (mapped.code === 'RATE_LIMITED') return sendError(reply.headers(NO_STORE), request, mapped.code, mapped.message);
   if (mapped.code === 'INTERNAL_ERROR') {
     request.log.error({ err }, 'unexpected error');
     return reply.code(500).headers(NO_STORE).send({ error: 'server_error' });

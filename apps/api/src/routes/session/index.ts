@@ -30,10 +30,15 @@ const LOGIN_CSRF_TTL_SECONDS = 3600;
 
 /** A path on this site, or null: return_to must never send anyone elsewhere (open redirect). */
 export function safeReturnTo(value: string | undefined): string | null {
-  if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return null;
+  const schemeRelative = (path: string) => path.startsWith('//') || path.startsWith('/\\');
+  if (!value || !value.startsWith('/') || schemeRelative(value)) return null;
   try {
     const url = new URL(value, 'http://this.site');
-    return url.origin === 'http://this.site' ? `${url.pathname}${url.search}` : null;
+    if (url.origin !== 'http://this.site') return null;
+    // Dot segments normalize into a scheme-relative path (`/.//evil.example` -> `//evil.example`),
+    // which a browser reads as another host: check the path as it will be sent, not as it came.
+    const path = `${url.pathname}${url.search}`;
+    return schemeRelative(path) ? null : path;
   } catch {
     return null;
   }
