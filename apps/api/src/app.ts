@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import type { Database } from '@firm/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { Config } from './config';
+import { type Config, trustProxyOf } from './config';
 import { errorsPlugin } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
 import { openapiPlugin } from './plugins/openapi';
@@ -47,6 +47,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    trustProxy: trustProxyOf(config.TRUST_PROXY),
   });
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Request bodies are JSON only; anything else is 415 rather than a string the schema rejects.

@@ -45,6 +45,11 @@ const ConfigSchema = Type.Object({
   WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 60_000 }),
   /** Allow http and loopback webhook URLs (local development and tests only). */
   WEBHOOKS_ALLOW_INSECURE_LOCALHOST: Type.Boolean({ default: false }),
+  /**
+   * Behind a reverse proxy: `true` (trust X-Forwarded-For from any hop) or a comma-separated list of the proxies'
+   * addresses or CIDRs. Unset: the socket's address is the client's (X-Forwarded-For is ignored).
+   */
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -68,7 +73,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     });
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
-  return converted as Config;
+  const config = converted as Config;
+  // The OAuth issuer, the metadata documents and WWW-Authenticate are built from it; taken from the Host header
+  // instead, a forged Host could put another site in cacheable discovery documents.
+  if (config.NODE_ENV === 'production' && !config.PUBLIC_ORIGIN) {
+    throw new ConfigError(
+      'invalid configuration: PUBLIC_ORIGIN: required when NODE_ENV=production (https://api.example.com)',
+    );
+  }
+  return config;
 }
 
 /** Defaults for tests and embedding: everything a real start-up would have, without the environment. */
@@ -82,3 +95,9 @@ export const testConfig = (overrides: Partial<Config> = {}): Config => ({
   }),
   ...overrides,
 });
+
+/** Fastify's trustProxy option from TRUST_PROXY. */
+export function trustProxyOf(value: string | undefined): boolean | string {
+  if (value === undefined || value === 'false') return false;
+  return value === 'true' ? true : value;
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, trustProxyOf } from './config';
+
+describe('loadConfig', () => {
+  it('applies defaults and converts numbers and booleans', () => {
+    const config = loadConfig({ PORT: '8080', WEBHOOKS_ALLOW_INSECURE_LOCALHOST: 'true' });
+    expect(config).toMatchObject({ PORT: 8080, HOST: '127.0.0.1', WEBHOOKS_ALLOW_INSECURE_LOCALHOST: true });
+  });
+
+  it('names the variable that is wrong', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
+  });
+
+  it('needs PUBLIC_ORIGIN in production, so discovery documents never come from a Host header', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PUBLIC_ORIGIN/);
+    expect(loadConfig({ NODE_ENV: 'production', PUBLIC_ORIGIN: 'https://api.example.com' }).PUBLIC_ORIGIN).toBe(
+      'https://api.example.com',
+    );
+  });
+
+  it('reads TRUST_PROXY as off, on, or a list of proxies', () => {
+    expect(trustProxyOf(undefined)).toBe(false);
+    expect(trustProxyOf('false')).toBe(false);
+    expect(trustProxyOf('true')).toBe(true);
+    expect(trustProxyOf('10.0.0.1,10.0.0.2')).toBe('10.0.0.1,10.0.0.2');
+  });
+});
