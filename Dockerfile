@@ -10,6 +10,7 @@ COPY packages/core/package.json packages/core/
 COPY packages/db/package.json packages/db/
 COPY packages/demo/package.json packages/demo/
 COPY packages/identity/package.json packages/identity/
+COPY packages/documents/package.json packages/documents/
 COPY packages/ledger/package.json packages/ledger/
 COPY packages/webhooks/package.json packages/webhooks/
 RUN npm ci --no-audit --no-fund

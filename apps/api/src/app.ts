@@ -9,16 +9,22 @@ import { openapiPlugin } from './plugins/openapi';
 import { rateLimitPlugin } from './plugins/rate-limit';
 import { sessionAuthenticator, sessionPlugin } from './plugins/session';
 import { accountRoutes } from './routes/accounts/index';
+import { agingRoutes } from './routes/aging/index';
 import { auditRoutes } from './routes/audit/index';
 import { bookRoutes } from './routes/books/index';
+import { contactRoutes } from './routes/contacts/index';
+import { documentRoutes } from './routes/documents/index';
 import { entryRoutes } from './routes/entries/index';
 import { healthRoutes } from './routes/health/index';
+import { itemRoutes } from './routes/items/index';
 import { oauthRoutes } from './routes/oauth/index';
 import { oauthConnectionRoutes } from './routes/oauth/connections';
 import { organizationRoutes } from './routes/organizations/index';
 import { postingRoutes } from './routes/posting/index';
+import { billPaymentPostingRoutes } from './routes/posting/bill-payments';
 import { reportRoutes } from './routes/reports/index';
 import { sessionRoutes } from './routes/session/index';
+import { taxRateRoutes } from './routes/tax-rates/index';
 import { webhookRoutes } from './routes/webhooks/index';
 import './types';
 
@@ -86,6 +92,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(auditRoutes);
       await v1.register(oauthConnectionRoutes);
       await v1.register(webhookRoutes);
+      await v1.register(contactRoutes);
+      await v1.register(itemRoutes);
+      await v1.register(taxRateRoutes);
+      await v1.register(documentRoutes);
+      await v1.register(billPaymentPostingRoutes);
+      await v1.register(agingRoutes);
     },
     { prefix: '/api/v1' },
   );

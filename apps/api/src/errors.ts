@@ -153,13 +153,13 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
       'The organization has no active accounts-receivable (or accounts-payable) account to post the document to.',
   },
   DOCUMENT_NOT_EDITABLE: {
-    status: 409,
+    status: 422,
     retryable: false,
     description:
       'The document can no longer be changed: it is void or converted, or a payment or credit is applied to it.',
   },
   DOCUMENT_HAS_PAYMENTS: {
-    status: 409,
+    status: 422,
     retryable: false,
     description: 'Payments or credits are applied to the document; void them first.',
   },

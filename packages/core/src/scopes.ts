@@ -8,6 +8,11 @@ export const SCOPES = {
   'accounts:write': 'Create, change and delete accounts',
   'entries:read': 'Read journal entries and lines',
   'entries:write': 'Create, post and void journal entries and post purchases, deposits, transfers',
+  'contacts:read': 'Read customers and vendors',
+  'contacts:write': 'Create, change and archive customers and vendors',
+  'documents:read': 'Read items, tax rates, invoices, bills, payments, credits, receipts and estimates',
+  'documents:write':
+    'Create, change and void items, tax rates, invoices, bills, payments, credits, receipts and estimates',
   'reports:read': 'Run financial reports',
   'books:close': 'Close and reopen accounting periods',
   'audit:read': 'Read the audit trail',

@@ -36,7 +36,22 @@ export type PostingInput =
   /** The mirror of a purchase: `destinationAccountId` debited, each line's account credited. */
   | (PostingCommon & { kind: 'deposit'; destinationAccountId: string; lines: AmountLine[] })
   /** `amountCents` moved from one balance-sheet account to another. */
-  | (PostingCommon & { kind: 'transfer'; fromAccountId: string; toAccountId: string; amountCents: number });
+  | (PostingCommon & { kind: 'transfer'; fromAccountId: string; toAccountId: string; amountCents: number })
+  /** A sales or purchase document's entry (packages/documents): balanced lines built from the document. */
+  | (PostingCommon & { kind: DocumentEntryKind; lines: DebitCreditLine[] });
+
+/** The documents that post an entry of their own; each is also a `journal_entries.source`. */
+export const DOCUMENT_ENTRY_KINDS = [
+  'invoice',
+  'customer_payment',
+  'sales_receipt',
+  'credit_memo',
+  'refund_receipt',
+  'bill',
+  'vendor_credit',
+] as const;
+
+export type DocumentEntryKind = (typeof DOCUMENT_ENTRY_KINDS)[number];
 
 export type PostingKind = PostingInput['kind'];
 
@@ -117,6 +132,13 @@ export function journalEntryLines(input: { lines: DebitCreditLine[] }): PostingL
 export function postingLines(input: PostingInput): PostingLine[] {
   switch (input.kind) {
     case 'journal_entry':
+    case 'invoice':
+    case 'customer_payment':
+    case 'sales_receipt':
+    case 'credit_memo':
+    case 'refund_receipt':
+    case 'bill':
+    case 'vendor_credit':
       return journalEntryLines(input);
     case 'purchase':
     case 'bill_payment':

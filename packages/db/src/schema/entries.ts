@@ -27,6 +27,14 @@ export const entrySource = pgEnum('entry_source', [
   'deposit',
   'transfer',
   'bill_payment',
+  // Sales and purchase documents (migrations/0005_documents.sql adds these values).
+  'invoice',
+  'customer_payment',
+  'sales_receipt',
+  'credit_memo',
+  'refund_receipt',
+  'bill',
+  'vendor_credit',
 ]);
 
 export const journalEntries = pgTable(

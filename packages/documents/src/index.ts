@@ -1,0 +1,6 @@
+export * from './aging';
+export * from './contacts';
+export * from './documents';
+export * from './items';
+export * from './payments';
+export { divideHalfEven, lineAmountCents, lineTaxCents } from './rounding';
