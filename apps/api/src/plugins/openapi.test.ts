@@ -51,6 +51,15 @@ describe('GET /api/openapi.json', () => {
     }
   });
 
+  it('declares every tag an operation uses', () => {
+    const declared = new Set(((doc as { tags?: { name: string }[] }).tags ?? []).map((t) => t.name));
+    for (const operations of Object.values(doc.paths as Record<string, Record<string, { tags?: string[] }>>)) {
+      for (const operation of Object.values(operations))
+        for (const tag of operation.tags ?? []) expect(declared).toContain(tag);
+    }
+    expect(declared).toContain('invoices');
+  });
+
   it('publishes the error code table and the organization header', () => {
     expect(doc['x-error-codes'].VALIDATION_ERROR).toMatchObject({ status: 400 });
     expect(doc['x-error-codes'].INSUFFICIENT_SCOPE).toMatchObject({ status: 403 });

@@ -6,9 +6,44 @@ import { Type } from 'typebox';
 import { ERROR_TABLE } from '../errors';
 import { VERSION } from '../version';
 
+/** What each tag groups; every tag a route uses is declared, with its description when it has one here. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  health: 'Deployment health',
+  organizations: 'Client companies of the firm',
+  accounts: 'Chart of accounts',
+  entries: 'Journal entries: drafts, posting, voiding, and the lines behind every balance',
+  posting: 'Posting routes: one balanced, posted entry per request, with Idempotency-Key',
+  reports: 'Trial balance, balance sheet, profit and loss, general ledger, aging',
+  books: 'Closing the books and the fiscal year',
+  audit: 'The audit trail',
+  contacts: 'Customers and vendors',
+  items: 'Products and services',
+  'tax-rates': 'Sales tax rates',
+  webhooks: 'Webhook subscriptions, deliveries and the event catalogue',
+  oauth: 'OAuth 2.0 for partner apps: metadata, registration, authorization, tokens, connected apps',
+  session: 'Browser sign-in',
+};
+
+type OpenApiDocument = {
+  tags?: { name: string; description?: string }[];
+  paths?: Record<string, Record<string, { tags?: string[] }>>;
+};
+
+function declareTags(document: OpenApiDocument): OpenApiDocument {
+  const used = new Set<string>();
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) for (const tag of operation.tags ?? []) used.add(tag);
+  }
+  const tags = [...used]
+    .sort()
+    .map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name }));
+  return { ...document, tags };
+}
+
 /** The OpenAPI 3.1 document, generated from the route schemas and served at /api/openapi.json. */
 export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: string | undefined }) => {
   await app.register(swagger, {
+    transformObject: (document) => declareTags((document as { openapiObject: OpenApiDocument }).openapiObject) as never,
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -33,13 +68,6 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: str
           },
         },
       },
-      tags: [
-        { name: 'health' },
-        { name: 'organizations', description: 'Client companies of the firm' },
-        { name: 'accounts', description: 'Chart of accounts' },
-        { name: 'oauth', description: 'OAuth 2.0 for partner apps: metadata, registration, authorization, tokens' },
-        { name: 'session', description: 'Browser sign-in' },
-      ],
       'x-scopes': SCOPES,
       'x-error-codes': Object.fromEntries(ERROR_CODES.map((c) => [c, ERROR_TABLE[c]])),
     } as never,
