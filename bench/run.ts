@@ -38,6 +38,8 @@ async function startServer(url: string): Promise<{ child: ChildProcess; base: st
       LOG_LEVEL: 'warn',
       RATE_LIMIT_MAX: '100000000',
       DB_POOL_MAX: '20',
+      // Delivery runs in its own process here, as when scaled out; the posting still writes its outbox rows.
+      WEBHOOK_WORKER: 'false',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
