@@ -4,6 +4,7 @@
  * An event's `data` is the resource as the API returns it.
  */
 export const EVENT_TYPES = {
+  'entry.created': 'A draft journal entry was created (it moves no balance until posted).',
   'entry.posted': 'A journal entry was posted.',
   'entry.voided': 'A posted journal entry was voided.',
   'account.created': 'An account was added to the chart of accounts.',
@@ -11,6 +12,7 @@ export const EVENT_TYPES = {
   'account.deleted': 'An unused account was deleted.',
   'books.closed': 'The books were closed through a date.',
   'books.reopened': 'The books-closed date was moved back or removed.',
+  'books.fiscal_year_changed': 'The month the fiscal year starts in was changed.',
   'invoice.created': 'An invoice was created.',
   'invoice.updated': 'An invoice was changed.',
   'invoice.voided': 'An invoice was voided.',

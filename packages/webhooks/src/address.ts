@@ -39,6 +39,8 @@ function writtenHost(raw: string): string {
   return (match?.[1] ?? '').toLowerCase();
 }
 
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+
 /**
  * Why an address may not receive webhooks, or null when it may. Only globally routable unicast
  * addresses pass: ipaddr.js names every other range (private, loopback, link-local including
@@ -49,6 +51,11 @@ export function addressRefusal(address: string, policy: UrlPolicy): string | nul
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
   const parsed = ipaddr.process(address);
   const range = parsed.range();
+  // ipaddr.js calls the deprecated IPv4-compatible block ::/96 unicast; it is not globally routable,
+  // and its addresses embed an IPv4 address ([::127.0.0.1] is ::7f00:1).
+  if (range === 'unicast' && parsed instanceof ipaddr.IPv6 && parsed.match(IPV4_COMPATIBLE)) {
+    return `${parsed.toString()} is an ipv4Compatible address`;
+  }
   if (range === 'unicast') return null;
   if (range === 'loopback' && policy.allowInsecureLocalhost) return null;
   return `${parsed.toString()} is a ${range} address`;

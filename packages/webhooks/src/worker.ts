@@ -255,6 +255,8 @@ async function recordOutcome(
   const retryAt = ok || gone ? null : nextAttemptAt(delivery.attemptCount, now, random);
   const outcome: AttemptOutcome = ok ? 'succeeded' : gone ? 'gone' : retryAt ? 'retrying' : 'failed';
   const at = now.toISOString();
+  const responseBody = storable(result.responseBody);
+  const error = storable(result.error);
   return db.transaction(async (tx) => {
     const updated = rowsOf<{ id: string }>(
       await tx.execute(sql`
@@ -264,7 +266,7 @@ async function recordOutcome(
           completed_at = ${retryAt ? null : at}::timestamptz,
           locked_until = null, lease_token = null,
           last_status_code = ${result.statusCode}::int, last_latency_ms = ${result.latencyMs}::int,
-          last_response_body = ${result.responseBody}, last_error = ${result.error}
+          last_response_body = ${responseBody}, last_error = ${error}
         where id = ${delivery.id}::uuid and lease_token = ${delivery.leaseToken}::uuid
         returning id`),
     );
@@ -277,8 +279,8 @@ async function recordOutcome(
       outcome,
       statusCode: result.statusCode,
       latencyMs: result.latencyMs,
-      responseBody: result.responseBody,
-      error: result.error,
+      responseBody,
+      error,
     });
     if (ok) {
       await tx.execute(
@@ -287,11 +289,17 @@ async function recordOutcome(
     } else if (gone) {
       await disable(tx, delivery.subscriptionId, at, 'the endpoint answered 410 Gone');
     } else {
-      await failing(tx, delivery.subscriptionId, now, describe(result));
+      await failing(tx, delivery.subscriptionId, now, describe({ ...result, error }));
     }
     return outcome;
   });
 }
+
+/**
+ * Text a receiver sent, made storable: Postgres text cannot hold NUL, and a receiver answering with
+ * one must not stop its attempt from being recorded (the delivery would be resent at every lease expiry).
+ */
+const storable = (text: string | null): string | null => (text === null ? null : text.replaceAll('\u0000', '\uFFFD'));
 
 const describe = (result: SendResult) =>
   result.statusCode === null ? (result.error ?? 'no response') : `HTTP ${result.statusCode}`;
