@@ -206,3 +206,29 @@ $$;
 CREATE TRIGGER document_allocations_valid
 BEFORE INSERT ON document_allocations
 FOR EACH ROW EXECUTE FUNCTION documents_check_allocation();
+--> statement-breakpoint
+-- Why in the database: a posting document's open balance stands for its journal entry, so voiding the entry
+-- of a live document (say through POST /entries/:id/void) would take the amount out of the receivables or
+-- payables account while the document stayed open, and aging would stop matching the control accounts. The
+-- documents code voids a document (or points it at its new entry, on an edit) before voiding the old entry.
+CREATE FUNCTION documents_guard_entry_void() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  d documents;
+BEGIN
+  SELECT * INTO d FROM documents
+  WHERE organization_id = NEW.organization_id AND journal_entry_id = NEW.id AND status <> 'void'
+  LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'P0001',
+      MESSAGE = format('INVALID_STATE: this entry was posted by %s %s; void or edit the %s instead',
+        replace(d.type::text, '_', ' '), d.id, replace(d.type::text, '_', ' '));
+  END IF;
+  RETURN NEW;
+END
+$$;
+--> statement-breakpoint
+CREATE TRIGGER journal_entries_document_void
+BEFORE UPDATE OF status ON journal_entries
+FOR EACH ROW WHEN (NEW.status = 'void' AND OLD.status IS DISTINCT FROM 'void')
+EXECUTE FUNCTION documents_guard_entry_void();

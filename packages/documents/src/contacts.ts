@@ -85,12 +85,23 @@ export async function listContacts(
   return toPage(rows, filter.limit, (c) => [c.name.toLowerCase(), c.id]);
 }
 
-export async function getContact(db: Executor, organizationId: string, id: string): Promise<Contact> {
+/**
+ * A contact of the organization. `lock` holds its row until commit: documents take it `share` while they are
+ * written for the contact, a change of the contact takes it `update`, so a change of kind or an archive and a
+ * document written for the contact see each other whichever commits first.
+ */
+export async function getContact(
+  db: Executor,
+  organizationId: string,
+  id: string,
+  lock?: 'share' | 'update',
+): Promise<Contact> {
   if (!isUuid(id)) throw contactNotFound();
-  const [row] = await db
+  const query = db
     .select()
     .from(contacts)
     .where(and(eq(contacts.organizationId, organizationId), eq(contacts.id, id)));
+  const [row] = lock ? await query.for(lock) : await query;
   if (!row) throw contactNotFound();
   return row;
 }
@@ -138,7 +149,7 @@ export async function updateContact(
   id: string,
   patch: ContactPatch,
 ): Promise<Contact> {
-  const current = await getContact(tx, organizationId, id);
+  const current = await getContact(tx, organizationId, id, 'update');
   if (patch.kind && patch.kind !== current.kind && patch.kind !== 'both') {
     const dropped = patch.kind === 'customer' ? 'vendor' : 'customer';
     const types =

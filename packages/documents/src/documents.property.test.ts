@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agingReport, openDocuments } from './aging';
-import { createDocument, type LineDocumentType, voidDocument } from './documents';
+import { createDocument, type LineDocumentType, updateDocument, voidDocument } from './documents';
 import { createPayment, voidPayment } from './payments';
 import { createDocumentsFixture } from './testing';
 
@@ -40,7 +40,8 @@ type Op =
       extra: number;
       credit: boolean;
     }
-  | { op: 'void'; pick: number };
+  | { op: 'void'; pick: number }
+  | { op: 'edit'; pick: number; date: string; cents: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -69,6 +70,15 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('void' as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('edit' as const),
+      pick: fc.nat(),
+      date: day,
+      cents: fc.integer({ min: 1, max: 100_000 }),
+    }),
+  },
 );
 
 const EXPECTED = new Set([
@@ -79,6 +89,7 @@ const EXPECTED = new Set([
   'ZERO_TOTAL',
   'DOCUMENT_HAS_PAYMENTS',
   'INVALID_STATE',
+  'DOCUMENT_NOT_EDITABLE',
 ]);
 
 describe('open balances under random documents, payments and voids', () => {
@@ -142,6 +153,17 @@ describe('open balances under random documents, payments and voids', () => {
                   credits: credit ? [{ documentId: credit.id, amountCents: creditCents, field: 'credits[0]' }] : [],
                 });
                 made.push({ id: payment.document.id, type: payment.document.type });
+              } else if (op.op === 'edit') {
+                // Re-posts the entry of a document nothing is applied to; refused once something is.
+                const docs = made.filter((m) => m.type !== 'customer_payment' && m.type !== 'bill_payment');
+                const target = docs[op.pick % Math.max(docs.length, 1)];
+                if (!target) return;
+                const sales = target.type === 'invoice' || target.type === 'credit_memo';
+                await updateDocument(tx, f.ctx, f.orgId, target.type as LineDocumentType, target.id, {
+                  date: op.date,
+                  dueDate: null,
+                  lines: [{ accountId: f.account(sales ? '4000' : '6300'), unitPriceCents: op.cents }],
+                });
               } else if (made.length > 0) {
                 const target = made[op.pick % made.length] as { id: string; type: string };
                 if (target.type === 'customer_payment' || target.type === 'bill_payment') {

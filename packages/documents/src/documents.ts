@@ -295,7 +295,7 @@ export async function documentContact(
   contactId: string,
   side: 'customer' | 'vendor',
 ): Promise<Contact> {
-  const contact = await getContact(db, organizationId, contactId).catch(() => null);
+  const contact = await getContact(db, organizationId, contactId, 'share').catch(() => null);
   if (!contact || contact.archived) {
     throw new DomainError('INVALID_CONTACT', `contact ${contactId} is not an active contact of this organization`, [
       { field: 'contactId', message: 'not an active contact of this organization' },
@@ -686,15 +686,6 @@ export async function updateDocument(
       })),
   };
   const built = await buildDocument(tx, organizationId, type, input);
-  if (current.journalEntryId) {
-    await voidEntry(
-      tx,
-      ctx,
-      organizationId,
-      current.journalEntryId,
-      `replaced by an edit of ${type.replace('_', ' ')} ${current.id}`,
-    );
-  }
   const header = {
     date: input.date,
     number: input.number ?? null,
@@ -726,6 +717,17 @@ export async function updateDocument(
       .where(and(eq(documents.organizationId, organizationId), eq(documents.id, id)));
   } catch (err) {
     rethrowNumberTaken(err, header.number);
+  }
+  // Voided only once the document names its new entry: the database refuses to void the entry of a live
+  // document (migrations/0005_documents.sql), so that no path can take an entry from under its document.
+  if (current.journalEntryId) {
+    await voidEntry(
+      tx,
+      ctx,
+      organizationId,
+      current.journalEntryId,
+      `replaced by an edit of ${type.replace('_', ' ')} ${current.id}`,
+    );
   }
   await tx
     .delete(documentLines)
@@ -764,12 +766,13 @@ export async function voidDocument(
       liveAllocations(current).map((a) => ({ message: 'applied', paymentId: a.paymentId, amountCents: a.amountCents })),
     );
   }
-  if (current.journalEntryId) await voidEntry(tx, ctx, organizationId, current.journalEntryId, why);
   const now = nowOf(ctx);
   await tx
     .update(documents)
     .set({ status: 'void', openCents: 0, voidedAt: now, voidReason: why, updatedAt: now })
     .where(and(eq(documents.organizationId, organizationId), eq(documents.id, id)));
+  // After the document is void: the database refuses to void the entry of a live document.
+  if (current.journalEntryId) await voidEntry(tx, ctx, organizationId, current.journalEntryId, why);
   const doc = await getDocument(tx, organizationId, type, id);
   await documentEvent(tx, ctx, 'voided', doc);
   return doc;

@@ -336,11 +336,12 @@ export async function voidPayment(
         isNull(documentAllocations.voidedAt),
       ),
     );
-  if (payment.journalEntryId) await voidEntry(tx, ctx, organizationId, payment.journalEntryId, why);
   await tx
     .update(documents)
     .set({ status: 'void', openCents: 0, voidedAt: now, voidReason: why, updatedAt: now })
     .where(and(eq(documents.organizationId, organizationId), eq(documents.id, id)));
+  // After the payment is void: the database refuses to void the entry of a live document.
+  if (payment.journalEntryId) await voidEntry(tx, ctx, organizationId, payment.journalEntryId, why);
   const document = await getDocument(tx, organizationId, type, id);
   await documentEvent(tx, ctx, 'voided', document);
   await announcePaid(tx, ctx, organizationId, ids);

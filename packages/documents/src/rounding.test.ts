@@ -1,7 +1,7 @@
 import { isDomainError } from '@firm/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { divideHalfEven, lineAmountCents, lineTaxCents } from './rounding';
+import { divideHalfEven, lineAmountCents, lineTaxCents, quantityText } from './rounding';
 
 describe('half-even rounding per line', () => {
   it.each([
@@ -50,5 +50,28 @@ describe('half-even rounding per line', () => {
         },
       ),
     );
+  });
+
+  it('takes every quantity of at most four decimals up to the maximum, however it rounds in binary', () => {
+    // 1655225.4366 × 10000 is 16552254366.000002 in binary floating point.
+    expect(lineAmountCents(1_655_225.4366, 10_000)).toBe(16_552_254_366);
+    expect(quantityText(1_655_225.4366)).toBe('1655225.4366');
+    expect(lineAmountCents(432_494_527.072, 1)).toBe(432_494_527);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10_000_000_000_000 }), (scaled) => {
+        const quantity = Number((scaled / 10_000).toFixed(4));
+        expect(lineAmountCents(quantity, 10_000)).toBe(scaled);
+        expect(quantityText(quantity)).toBe(
+          `${Math.floor(scaled / 10_000)}.${String(scaled % 10_000).padStart(4, '0')}`,
+        );
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('refuses five decimals on large quantities too', () => {
+    for (const q of [1_655_225.43661, 999_999_999.00001, 1e-7]) {
+      expect(() => lineAmountCents(q, 1)).toThrow(/four decimals/);
+    }
   });
 });

@@ -13,15 +13,20 @@ export function divideHalfEven(numerator: bigint, denominator: bigint): bigint {
   return negative ? -q : q;
 }
 
-/** The quantity in 1/10000 units, or a VALIDATION_ERROR when it has more than four decimals or is not positive. */
+/**
+ * The quantity in 1/10000 units, or a VALIDATION_ERROR when it has more than four decimals or is not positive.
+ * The decimals are read from the shortest decimal that round-trips to the number (what the caller wrote), not
+ * from quantity × 10000, which binary floating point puts off a whole number for large quantities
+ * (1655225.4366 × 10000 = 16552254366.000002).
+ */
 export function scaledQuantity(quantity: number, field: string): bigint {
-  const scaled = Math.round(quantity * QUANTITY_SCALE);
-  if (!Number.isFinite(quantity) || quantity <= 0 || Math.abs(scaled - quantity * QUANTITY_SCALE) > 1e-6) {
+  const digits = Number.isFinite(quantity) && quantity > 0 ? /^(\d+)(?:\.(\d{1,4}))?$/.exec(String(quantity)) : null;
+  if (!digits) {
     throw new DomainError('VALIDATION_ERROR', `${field} must be greater than zero with at most four decimals`, [
       { field, message: 'must be greater than zero with at most four decimals' },
     ]);
   }
-  return BigInt(scaled);
+  return BigInt(digits[1] as string) * BigInt(QUANTITY_SCALE) + BigInt((digits[2] ?? '').padEnd(4, '0'));
 }
 
 /** A line's amount: quantity × unit price, rounded half-even to the cent, per line. */
@@ -45,5 +50,8 @@ function checkSafe(value: bigint, field: string): number {
 }
 
 /** The quantity as stored (numeric(18,4)) and as the API returns it. */
-export const quantityText = (quantity: number): string =>
-  (Number(scaledQuantity(quantity, 'quantity')) / QUANTITY_SCALE).toFixed(4);
+export function quantityText(quantity: number): string {
+  const scaled = scaledQuantity(quantity, 'quantity');
+  const scale = BigInt(QUANTITY_SCALE);
+  return `${scaled / scale}.${(scaled % scale).toString().padStart(4, '0')}`;
+}
