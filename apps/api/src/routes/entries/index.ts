@@ -145,7 +145,8 @@ export const entryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Void a posted entry',
         description:
           'posted -> void. The entry stays visible with voidedAt and the reason; its amounts leave every ' +
-          'balance and report. Anything but a posted entry is 409 INVALID_STATE; an entry dated on or before the ' +
+          'balance and report. Anything but a posted entry is 409 INVALID_STATE, and so is the entry of a sales or ' +
+          'purchase document (invoice, bill, payment...): void the document instead. An entry dated on or before the ' +
           'books-closed date is 422 PERIOD_CLOSED.',
         params: EntryParams,
         body: VoidBody,
