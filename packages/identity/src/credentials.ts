@@ -1,4 +1,5 @@
 import type { Scope } from '@firm/core';
+import type { Organization } from './organizations';
 
 /** Who is calling, whatever the kind of credential. Built by the auth layer, read by every route. */
 export interface Credential {
@@ -15,6 +16,12 @@ export interface Credential {
    * exactly one organization (spec part 5: the header is needed only when there are several).
    */
   defaultOrganizationId?: string | null;
+  /**
+   * The organization the request names, read with the credential in one query when the credential kind can:
+   * `row` is null when it is not an organization of the credential's firm. Whether this credential may see it
+   * is still checked (`canSeeOrganization`).
+   */
+  prefetchedOrganization?: { id: string; row: Organization | null };
 }
 
 export const canSeeOrganization = (credential: Credential, organizationId: string): boolean =>

@@ -1,14 +1,24 @@
 import { isUuid } from '@firm/core';
 import type { Executor } from '@firm/db';
-import { authenticateAccessToken, authenticateApiKey, type Credential, findVisibleOrganization } from '@firm/identity';
+import {
+  authenticateAccessToken,
+  authenticateApiKey,
+  type Credential,
+  canSeeOrganization,
+  findVisibleOrganization,
+  type Organization,
+} from '@firm/identity';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
 import { errorResponses, sendError } from '../errors';
 import { bearerChallenge } from '../origin';
 
-/** Turns a presented bearer token into a credential. Each credential kind adds one. */
-export type Authenticator = (db: Executor, token: string) => Promise<Credential | null>;
+/**
+ * Turns a presented bearer token into a credential. Each credential kind adds one. `organizationId` is the
+ * organization the request names, which an authenticator may read in the same query (`prefetchedOrganization`).
+ */
+export type Authenticator = (db: Executor, token: string, organizationId?: string) => Promise<Credential | null>;
 
 /** Turns a request without a bearer token into a credential (the browser session cookie). May throw. */
 export type RequestAuthenticator = (request: FastifyRequest) => Promise<Credential | null>;
@@ -33,6 +43,15 @@ const OrganizationHeader = Type.Object({
   ),
 });
 
+/** The organization a request names, by its route's rule: the `:companyId` path parameter or the header. */
+function namedOrganization(request: FastifyRequest): string | undefined {
+  const source = request.routeOptions.config?.organization;
+  if (source === 'path') return (request.params as { companyId?: string }).companyId;
+  if (source !== 'header') return undefined;
+  const header = request.headers[ORGANIZATION_HEADER];
+  return Array.isArray(header) ? header[0] : header;
+}
+
 function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (!header) return null;
@@ -46,13 +65,19 @@ function bearerToken(request: FastifyRequest): string | null {
  * and documents them in the OpenAPI document.
  */
 export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => {
-  const authenticators: Authenticator[] = [authenticateApiKey, authenticateAccessToken, ...(opts.authenticators ?? [])];
+  const authenticators: Authenticator[] = [
+    (db, token, organizationId) => authenticateApiKey(db, token, { organizationId }),
+    (db, token) => authenticateAccessToken(db, token),
+    ...(opts.authenticators ?? []),
+  ];
   const resolved = new WeakMap<FastifyRequest, Promise<Credential | null>>();
   const resolve = async (request: FastifyRequest): Promise<Credential | null> => {
     const token = bearerToken(request);
     if (token) {
+      const named = namedOrganization(request);
+      const organizationId = named && isUuid(named) ? named : undefined;
       for (const authenticate of authenticators) {
-        const credential = await authenticate(app.database.db, token);
+        const credential = await authenticate(app.database.db, token, organizationId);
         if (credential) return credential;
       }
       return null;
@@ -127,11 +152,9 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
     if (!request.credential || (source !== 'header' && source !== 'path')) return;
     let organizationId: string | undefined;
     if (source === 'path') {
-      organizationId = (request.params as { companyId?: string }).companyId;
+      organizationId = namedOrganization(request);
     } else {
-      const header = request.headers[ORGANIZATION_HEADER];
-      organizationId =
-        (Array.isArray(header) ? header[0] : header) ?? request.credential.defaultOrganizationId ?? undefined;
+      organizationId = namedOrganization(request) ?? request.credential.defaultOrganizationId ?? undefined;
       if (!organizationId) {
         return sendError(reply, request, 'ORGANIZATION_REQUIRED', `send the ${ORGANIZATION_HEADER} header`, [
           { field: `headers.${ORGANIZATION_HEADER}`, message: 'is required' },
@@ -143,10 +166,16 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
         ]);
       }
     }
-    const organization =
-      organizationId && isUuid(organizationId)
-        ? await findVisibleOrganization(app.database.db, request.credential, organizationId)
-        : null;
+    const prefetched = request.credential.prefetchedOrganization;
+    let organization: Organization | null = null;
+    if (organizationId && isUuid(organizationId)) {
+      organization =
+        prefetched?.id === organizationId
+          ? prefetched.row && canSeeOrganization(request.credential, prefetched.row.id)
+            ? prefetched.row
+            : null
+          : await findVisibleOrganization(app.database.db, request.credential, organizationId);
+    }
     if (!organization) return sendError(reply, request, 'ORGANIZATION_NOT_FOUND', 'organization not found');
     request.organization = organization;
   });
