@@ -1,4 +1,4 @@
-import { DomainError, decodeCursor, isUuid, type Page, toPage } from '@firm/core';
+import { DomainError, decodeCursor, type EventType, isUuid, type Page, toPage } from '@firm/core';
 import { type Address, contacts, type contactKind, type Executor, rowsOf, type Tx } from '@firm/db';
 import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
 import { and, asc, eq, sql } from 'drizzle-orm';
@@ -47,7 +47,7 @@ export const contactNotFound = () => new DomainError('CONTACT_NOT_FOUND', 'conta
 /** True when a contact of `kind` may appear on a document for a customer (`customer`) or a vendor. */
 export const contactServes = (kind: ContactKind, side: 'customer' | 'vendor') => kind === 'both' || kind === side;
 
-const contactEvent = (tx: Tx, ctx: LedgerContext, action: string, contact: Contact) =>
+const contactEvent = (tx: Tx, ctx: LedgerContext, action: EventType, contact: Contact) =>
   recordEvent(tx, ctx, {
     organizationId: contact.organizationId,
     action,

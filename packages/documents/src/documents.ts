@@ -1,4 +1,4 @@
-import { DomainError, decodeCursor, isUuid, type Page, toPage } from '@firm/core';
+import { DomainError, decodeCursor, isEventType, isUuid, type Page, toPage } from '@firm/core';
 import {
   documentAllocations,
   documentLines,
@@ -545,9 +545,12 @@ export async function documentEvent(
   verb: 'created' | 'updated' | 'voided' | 'converted',
   doc: Document,
 ): Promise<void> {
+  const action = `${doc.type}.${verb}`;
+  // Only published event types reach the outbox; a document type and verb without one is a programming error.
+  if (!isEventType(action)) throw new Error(`${action} is not in the event catalogue`);
   await recordEvent(tx, ctx, {
     organizationId: doc.organizationId,
-    action: `${doc.type}.${verb}`,
+    action,
     resourceType: doc.type,
     resourceId: doc.id,
     data: {

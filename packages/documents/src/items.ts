@@ -1,4 +1,4 @@
-import { DomainError, decodeCursor, isUuid, type Page, toPage } from '@firm/core';
+import { DomainError, decodeCursor, type EventType, isUuid, type Page, toPage } from '@firm/core';
 import { type Executor, type itemKind, items, taxRates, type Tx } from '@firm/db';
 import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
 import { and, asc, eq, sql } from 'drizzle-orm';
@@ -133,7 +133,7 @@ export async function getItem(db: Executor, organizationId: string, id: string):
   return row;
 }
 
-const itemEvent = (tx: Tx, ctx: LedgerContext, action: string, item: Item) =>
+const itemEvent = (tx: Tx, ctx: LedgerContext, action: EventType, item: Item) =>
   recordEvent(tx, ctx, {
     organizationId: item.organizationId,
     action,
@@ -236,7 +236,7 @@ export async function getTaxRate(db: Executor, organizationId: string, id: strin
   return row;
 }
 
-const taxRateEvent = (tx: Tx, ctx: LedgerContext, action: string, rate: TaxRate) =>
+const taxRateEvent = (tx: Tx, ctx: LedgerContext, action: EventType, rate: TaxRate) =>
   recordEvent(tx, ctx, {
     organizationId: rate.organizationId,
     action,

@@ -4,6 +4,7 @@ import {
   DEFAULT_SUBTYPE,
   DomainError,
   decodeCursor,
+  type EventType,
   type Page,
   subtypeBelongsTo,
   toPage,
@@ -54,7 +55,7 @@ export const presentAccount = (a: Account) => ({
 });
 
 /** The audit row and outbox event of an account change, in the change's transaction. */
-function accountEvent(tx: Tx, ctx: LedgerContext, action: string, account: Account, data: Record<string, unknown>) {
+function accountEvent(tx: Tx, ctx: LedgerContext, action: EventType, account: Account, data: Record<string, unknown>) {
   return recordEvent(tx, ctx, {
     organizationId: account.organizationId,
     action,

@@ -1,12 +1,12 @@
-import { DomainError, decodeCursor, isUuid, newId, type Page, toPage } from '@firm/core';
+import { DomainError, decodeCursor, type EventType, isUuid, newId, type Page, toPage } from '@firm/core';
 import { type Executor, rowsOf, type Tx } from '@firm/db';
 import { type SQL, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 
 export interface LedgerEvent {
   organizationId: string;
-  /** `resource.verb`, e.g. `entry.posted`; also the outbox event type. */
-  action: string;
+  /** `resource.verb`, e.g. `entry.posted`; also the outbox event type, so one of the published catalogue. */
+  action: EventType;
   resourceType: string;
   resourceId: string;
   /** Kept on the audit row: what an auditor needs to see what changed. */

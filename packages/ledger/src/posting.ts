@@ -5,7 +5,7 @@ import { type LedgerContext, nowOf } from './context';
 import { checkDate } from './dates';
 import { rethrowLedgerError } from './db-errors';
 import { type Entry, entryNotFound, getEntry, presentEntry } from './entries';
-import { eventCtes, recordEvent } from './events';
+import { eventCtes, type LedgerEvent, recordEvent } from './events';
 import { assertBalanced, checkLineCount, type PostingLine, loadPostableAccounts } from './lines';
 import { checkPostingAccounts, type PostingInput, postingLines } from './posting-inputs';
 
@@ -45,7 +45,7 @@ async function applyToDailyBalances(tx: Tx, organizationId: string, entryId: str
 }
 
 /** entry.posted: the audit row keeps a summary, the outbox carries the entry as the API returns it. */
-const postedEvent = (entry: Entry) => ({
+const postedEvent = (entry: Entry): LedgerEvent => ({
   organizationId: entry.organizationId,
   action: 'entry.posted',
   resourceType: 'journal_entry',
