@@ -3,6 +3,7 @@ import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { type SeedResult, seedDemo } from '@firm/demo';
 import { createApiKey } from '@firm/identity';
 import { STANDARD_CHART } from '@firm/ledger';
+import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app';
 import { type Config, testConfig } from './config';
@@ -18,6 +19,8 @@ export interface TestApp {
   /** Headers with the demo key and the first demo organization. */
   orgHeaders: { authorization: string; 'x-organization-id': string };
   orgId: string;
+  /** The id of the first demo organization's account with this chart code ('1000' Business Checking...). */
+  account(code: string): string;
   close(): Promise<void>;
 }
 
@@ -35,6 +38,8 @@ export async function createTestApp(
   const demo = await seedDemo(database.db, { password: DEMO_PASSWORD });
   const orgId = demo.organizations[0]?.id as string;
   const authorization = `Bearer ${demo.apiKey}`;
+  const chart = await database.db.select().from(accounts).where(eq(accounts.organizationId, orgId));
+  const byCode = new Map(chart.map((a) => [a.code, a.id]));
   return {
     app,
     database,
@@ -42,6 +47,11 @@ export async function createTestApp(
     orgId,
     auth: { authorization },
     orgHeaders: { authorization, 'x-organization-id': orgId },
+    account(code) {
+      const id = byCode.get(code);
+      if (!id) throw new Error(`no account ${code} in the demo chart`);
+      return id;
+    },
     async close() {
       await app.close();
       await database.close();

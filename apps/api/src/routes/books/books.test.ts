@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { accounts, journalEntries } from '@firm/db';
+import { journalEntries } from '@firm/db';
 import { createApiKey } from '@firm/identity';
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 
 let t: TestApp;
-let code: Map<string, string>;
-const acct = (c: string) => code.get(c) as string;
+const acct = (c: string) => t.account(c);
 
 beforeAll(async () => {
   t = await createTestApp();
-  const rows = await t.database.db.select().from(accounts).where(eq(accounts.organizationId, t.orgId));
-  code = new Map(rows.map((a) => [a.code, a.id]));
 });
 afterAll(() => t.close());
 

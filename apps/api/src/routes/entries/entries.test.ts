@@ -1,19 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { accounts, auditEvents, journalEntries, journalLines, outboxEvents } from '@firm/db';
-import { count, eq } from 'drizzle-orm';
+import { auditEvents, journalEntries, journalLines, outboxEvents } from '@firm/db';
+import { count } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 
 let t: TestApp;
-let code: Map<string, string>;
 beforeAll(async () => {
   t = await createTestApp();
-  const rows = await t.database.db.select().from(accounts).where(eq(accounts.organizationId, t.orgId));
-  code = new Map(rows.map((a) => [a.code, a.id]));
 });
 afterAll(() => t.close());
 
-const acct = (c: string) => code.get(c) as string;
+const acct = (c: string) => t.account(c);
 const inject = (
   method: 'GET' | 'POST',
   url: string,

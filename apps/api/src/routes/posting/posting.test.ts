@@ -8,15 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 
 let t: TestApp;
-let code: Map<string, string>;
 beforeAll(async () => {
   t = await createTestApp();
-  const rows = await t.database.db.select().from(accounts).where(eq(accounts.organizationId, t.orgId));
-  code = new Map(rows.map((a) => [a.code, a.id]));
 });
 afterAll(() => t.close());
 
-const acct = (c: string) => code.get(c) as string;
+const acct = (c: string) => t.account(c);
 
 const post = (url: string, payload: unknown, key: string | null = randomUUID(), headers = t.orgHeaders) =>
   t.app.inject({

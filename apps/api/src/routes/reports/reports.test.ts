@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { accounts } from '@firm/db';
-import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../testing';
 
 let t: TestApp;
-let code: Map<string, string>;
-const acct = (c: string) => code.get(c) as string;
+const acct = (c: string) => t.account(c);
 const get = async (url: string, headers: Record<string, string> = t.orgHeaders) => {
   const res = await t.app.inject({ method: 'GET', url, headers });
   expect(res.statusCode, res.body).toBe(200);
@@ -15,8 +12,6 @@ const get = async (url: string, headers: Record<string, string> = t.orgHeaders) 
 
 beforeAll(async () => {
   t = await createTestApp();
-  const rows = await t.database.db.select().from(accounts).where(eq(accounts.organizationId, t.orgId));
-  code = new Map(rows.map((a) => [a.code, a.id]));
   const post = async (route: string, payload: object) => {
     const res = await t.app.inject({
       method: 'POST',
