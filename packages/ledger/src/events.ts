@@ -17,20 +17,24 @@ export interface LedgerEvent {
 
 /**
  * The audit row and the outbox row of a change as two data-modifying CTEs (`audit_event`, `outbox_event`), for a
- * statement that also writes the change itself: one round trip for all of it.
+ * statement that also writes the change itself: one round trip for all of it. With `when`, they are written only
+ * if that condition holds (the change itself was written).
  */
-export function eventCtes(ctx: LedgerContext, event: LedgerEvent): SQL {
+export function eventCtes(ctx: LedgerContext, event: LedgerEvent, when?: SQL): SQL {
   const at = nowOf(ctx).toISOString();
+  const where = when ? sql`where ${when}` : sql``;
   return sql`
     audit_event as (
       insert into audit_events
         (id, firm_id, organization_id, actor_kind, actor_id, action, resource_type, resource_id, request_id, data, created_at)
-      values (${newId()}, ${ctx.firmId}, ${event.organizationId}, ${ctx.actor.kind}, ${ctx.actor.id}, ${event.action},
-              ${event.resourceType}, ${event.resourceId}, ${ctx.requestId ?? null}, ${JSON.stringify(event.data)}::jsonb, ${at})
+      select ${newId()}, ${ctx.firmId}, ${event.organizationId}, ${ctx.actor.kind}, ${ctx.actor.id}, ${event.action},
+             ${event.resourceType}, ${event.resourceId}, ${ctx.requestId ?? null}, ${JSON.stringify(event.data)}::jsonb, ${at}
+      ${where}
     ),
     outbox_event as (
       insert into outbox_events (id, firm_id, organization_id, type, payload, created_at)
-      values (${newId()}, ${ctx.firmId}, ${event.organizationId}, ${event.action}, ${JSON.stringify(event.payload)}::jsonb, ${at})
+      select ${newId()}, ${ctx.firmId}, ${event.organizationId}, ${event.action}, ${JSON.stringify(event.payload)}::jsonb, ${at}
+      ${where}
     )`;
 }
 

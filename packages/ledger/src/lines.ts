@@ -1,6 +1,6 @@
 import { type AccountType, DomainError, type ErrorDetail, isUuid } from '@firm/core';
 import { type Executor, rowsOf } from '@firm/db';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 
 /**
  * A line ready to store. `amountCents` is signed like `journal_lines.amount_cents`: debits positive,
@@ -82,31 +82,33 @@ export interface PostableAccount {
 }
 
 /**
- * The active (not archived) accounts of the organization that the lines name, keyed by id. Any other id,
- * whether missing, archived or another tenant's, gets the same INVALID_ACCOUNT, so the error does not tell a
- * caller whether an id exists elsewhere. The organization must belong to the acting firm.
+ * The query for the active (not archived) accounts of the organization that `ids` name, for callers that run it
+ * inside a statement of their own; `checkPostableAccounts` then judges its rows.
  */
-export async function loadPostableAccounts(
-  db: Executor,
-  firmId: string,
-  organizationId: string,
+export function postableAccountsQuery(firmId: string, organizationId: string, ids: readonly string[]): SQL {
+  const valid = [...new Set(ids.filter(isUuid))];
+  if (valid.length === 0)
+    return sql`select null::uuid as id, null::text as code, null::text as name, null::account_type as type where false`;
+  return sql`
+    select a.id, a.code, a.name, a.type
+    from accounts a
+    join organizations o on o.id = a.organization_id
+    where a.organization_id = ${organizationId} and o.firm_id = ${firmId} and not a.archived
+      and a.id in (${sql.join(
+        valid.map((id) => sql`${id}::uuid`),
+        sql`, `,
+      )})`;
+}
+
+/**
+ * The accounts the lines name, keyed by id, from the rows of `postableAccountsQuery`. Any other id, whether
+ * missing, archived or another tenant's, gets the same INVALID_ACCOUNT, so the error does not tell a caller
+ * whether an id exists elsewhere.
+ */
+export function checkPostableAccounts(
   refs: readonly { accountId: string; field: string }[],
-): Promise<Map<string, PostableAccount>> {
-  const ids = [...new Set(refs.map((r) => r.accountId).filter(isUuid))];
-  const rows =
-    ids.length === 0
-      ? []
-      : rowsOf<PostableAccount>(
-          await db.execute(sql`
-            select a.id, a.code, a.name, a.type
-            from accounts a
-            join organizations o on o.id = a.organization_id
-            where a.organization_id = ${organizationId} and o.firm_id = ${firmId} and not a.archived
-              and a.id in (${sql.join(
-                ids.map((id) => sql`${id}::uuid`),
-                sql`, `,
-              )})`),
-        );
+  rows: readonly PostableAccount[],
+): Map<string, PostableAccount> {
   const found = new Map(rows.map((r) => [r.id, r]));
   const bad: ErrorDetail[] = refs
     .filter((r) => !found.has(r.accountId))
@@ -122,4 +124,21 @@ export async function loadPostableAccounts(
     );
   }
   return found;
+}
+
+/**
+ * The active (not archived) accounts of the organization that the lines name, keyed by id (see
+ * `checkPostableAccounts`). The organization must belong to the acting firm.
+ */
+export async function loadPostableAccounts(
+  db: Executor,
+  firmId: string,
+  organizationId: string,
+  refs: readonly { accountId: string; field: string }[],
+): Promise<Map<string, PostableAccount>> {
+  const ids = refs.map((r) => r.accountId);
+  const rows = ids.some(isUuid)
+    ? rowsOf<PostableAccount>(await db.execute(postableAccountsQuery(firmId, organizationId, ids)))
+    : [];
+  return checkPostableAccounts(refs, rows);
 }

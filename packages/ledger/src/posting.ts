@@ -1,20 +1,21 @@
 import { DomainError, isUuid, newId } from '@firm/core';
-import { journalEntries, type Tx } from '@firm/db';
+import { type Executor, journalEntries, rowsOf, type Tx } from '@firm/db';
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 import { checkDate } from './dates';
 import { rethrowLedgerError } from './db-errors';
 import { type Entry, entryNotFound, getEntry, presentEntry } from './entries';
 import { eventCtes, type LedgerEvent, recordEvent } from './events';
-import { assertBalanced, checkLineCount, type PostingLine, loadPostableAccounts } from './lines';
+import { assertBalanced, checkLineCount, loadPostableAccounts, type PostableAccount, type PostingLine } from './lines';
 import { checkPostingAccounts, type PostingInput, postingLines } from './posting-inputs';
 
 export interface PostingOptions {
   /**
    * One more write for the posting statement itself, as a data-modifying SQL statement (it becomes a CTE): the
-   * caller's record of the receipt, say, so that it commits with the entry at no extra round trip.
+   * caller's record of the receipt, say, so that it commits with the entry at no extra round trip. `written` is the
+   * SQL condition that the entry is written; a write that must not happen without it uses it in its WHERE.
    */
-  alsoWrite?: (receipt: PostingReceipt) => SQL;
+  alsoWrite?: (receipt: PostingReceipt, written: SQL) => SQL;
 }
 
 /** What a posting route returns. */
@@ -54,22 +55,36 @@ const postedEvent = (entry: Entry): LedgerEvent => ({
   payload: presentEntry(entry),
 });
 
+/** A posting input checked on its own: its date and its balanced lines, before any account is read. */
+export interface PostingPlan {
+  input: PostingInput;
+  date: string;
+  lines: PostingLine[];
+}
+
+/** Checks what can be checked without the database: the date, the lines, the amounts. */
+export function planPosting(input: PostingInput): PostingPlan {
+  return { input, date: checkDate(input.date, 'date'), lines: postingLines(input) };
+}
+
+/** A posting ready to write: the entry as it will be stored and the receipt the caller gets. */
+export interface PreparedPosting {
+  entry: Entry;
+  lines: PostingLine[];
+  receipt: PostingReceipt;
+}
+
 /**
- * The one posting path every posting route takes: builds the lines of the input, checks the accounts
- * (active accounts of this organization; transfers between balance-sheet accounts), the balance and, through
- * the database, the closed period; writes the entry as posted with its lines, the daily rollup, and the
- * audit and outbox events, all in the caller's transaction.
+ * Checks the plan against the accounts it names (active accounts of this organization; transfers between
+ * balance-sheet accounts) and the balance, and builds the entry with its ids and timestamps.
  */
-export async function postTransaction(
-  tx: Tx,
+export function preparePosting(
   ctx: LedgerContext,
   organizationId: string,
-  input: PostingInput,
-  options: PostingOptions = {},
-): Promise<PostingReceipt> {
-  const date = checkDate(input.date, 'date');
-  const lines = postingLines(input);
-  const accounts = await loadPostableAccounts(tx, ctx.firmId, organizationId, lines);
+  plan: PostingPlan,
+  accounts: Map<string, PostableAccount>,
+): PreparedPosting {
+  const { input, date, lines } = plan;
   checkPostingAccounts(input, accounts);
   const totalCents = assertBalanced(lines);
   const now = nowOf(ctx);
@@ -96,56 +111,89 @@ export async function postTransaction(
       creditCents: Math.max(-l.amountCents, 0),
     })),
   };
-  const receipt: PostingReceipt = { journalEntryId: entry.id, status: 'posted', createdAt: now, postedAt: now };
-  try {
-    await insertPosted(tx, ctx, entry, lines, options.alsoWrite?.(receipt));
-  } catch (err) {
-    rethrowLedgerError(err);
-  }
-  return receipt;
+  return { entry, lines, receipt: { journalEntryId: entry.id, status: 'posted', createdAt: now, postedAt: now } };
 }
 
 /**
- * Writes a posted entry, its lines, the entry.posted events, the caller's extra write and the lines' daily rollup
- * in one statement (one round trip on the hot path). The database lets a transaction write the lines of the entry
- * it posts, checks the closed period on the entry, and checks the whole entry's balance at commit. The rollup is
- * summed from the lines as stored (the RETURNING of their insert), upserted in (account, day) order so that
- * concurrent postings lock rollup rows in the same order and cannot deadlock. Those rows are the hot rows that
- * concurrent postings to one account wait for, so this statement is the posting's last: their locks are held only
- * until the commit that follows.
+ * The one posting path every posting route takes: builds the lines of the input, checks the accounts
+ * (active accounts of this organization; transfers between balance-sheet accounts), the balance and, through
+ * the database, the closed period; writes the entry as posted with its lines, the daily rollup, and the
+ * audit and outbox events, all in the caller's transaction.
  */
-async function insertPosted(
+export async function postTransaction(
   tx: Tx,
   ctx: LedgerContext,
-  entry: Entry,
-  lines: PostingLine[],
-  alsoWrite: SQL | undefined,
-): Promise<void> {
+  organizationId: string,
+  input: PostingInput,
+  options: PostingOptions = {},
+): Promise<PostingReceipt> {
+  const plan = planPosting(input);
+  const accounts = await loadPostableAccounts(tx, ctx.firmId, organizationId, plan.lines);
+  const posting = preparePosting(ctx, organizationId, plan, accounts);
+  await writePosting(tx, ctx, posting, options);
+  return posting.receipt;
+}
+
+/**
+ * Writes a prepared posting: the entry, its lines, the entry.posted events, the caller's extra write and the
+ * lines' daily rollup, in one statement (one round trip on the hot path). On a pool rather than in a transaction,
+ * that statement is its own transaction. With `options.gate` (a boolean SQL expression, evaluated once) nothing at
+ * all is written when it is false; the result says whether the posting was written.
+ *
+ * The database lets a transaction write the lines of the entry it posts, checks the closed period on the entry, and
+ * checks the whole entry's balance at commit. The rollup is summed from the lines as stored (the RETURNING of their
+ * insert), upserted in (account, day) order so that concurrent postings lock rollup rows in the same order and
+ * cannot deadlock. Those rows are the hot rows that concurrent postings to one account wait for, so this statement
+ * is the posting's last: their locks are held only until the commit that follows.
+ */
+export async function writePosting(
+  db: Executor,
+  ctx: LedgerContext,
+  posting: PreparedPosting,
+  options: PostingOptions & { gate?: SQL } = {},
+): Promise<boolean> {
+  const { entry, lines, receipt } = posting;
   const at = entry.createdAt.toISOString();
+  const written = sql`exists (select 1 from new_entry)`;
   const values = lines.map(
     (l, i) =>
       sql`(${entry.lines[i]?.id}::uuid, ${i + 1}::int, ${l.accountId}::uuid, ${l.description}::text, ${l.amountCents}::bigint)`,
   );
-  await tx.execute(sql`
-    with new_entry as (
-      insert into journal_entries
-        (id, organization_id, status, source, entry_date, memo, reference, payee_name, created_at, posted_at,
-         created_by_kind, created_by_id)
-      values (${entry.id}, ${entry.organizationId}, 'posted', ${entry.source}, ${entry.date}, ${entry.memo},
-              ${entry.reference}, ${entry.payeeName}, ${at}, ${at}, ${ctx.actor.kind}, ${ctx.actor.id})
-    ), new_lines as (
-      insert into journal_lines (id, organization_id, entry_id, line_no, account_id, description, amount_cents)
-      select v.id, ${entry.organizationId}, ${entry.id}, v.line_no, v.account_id, v.description, v.amount_cents
-      from (values ${sql.join(values, sql`, `)}) as v(id, line_no, account_id, description, amount_cents)
-      returning account_id, amount_cents
-    ), ${eventCtes(ctx, postedEvent(entry))}${alsoWrite ? sql`, also_write as (${alsoWrite})` : sql``}
-    insert into account_daily_balances (organization_id, account_id, day, amount_cents)
-    select ${entry.organizationId}, account_id, ${entry.date}::date, sum(amount_cents)
-    from new_lines
-    group by account_id
-    order by account_id
-    on conflict (organization_id, account_id, day)
-    do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`);
+  const alsoWrite = options.alsoWrite?.(receipt, written);
+  try {
+    const [row] = rowsOf<{ written: boolean }>(
+      await db.execute(sql`
+        with gate as (select ${options.gate ?? sql`true`} as go),
+        new_entry as (
+          insert into journal_entries
+            (id, organization_id, status, source, entry_date, memo, reference, payee_name, created_at, posted_at,
+             created_by_kind, created_by_id)
+          select ${entry.id}, ${entry.organizationId}, 'posted', ${entry.source}, ${entry.date}, ${entry.memo},
+                 ${entry.reference}, ${entry.payeeName}, ${at}, ${at}, ${ctx.actor.kind}, ${ctx.actor.id}
+          from gate where go
+          returning id
+        ), new_lines as (
+          insert into journal_lines (id, organization_id, entry_id, line_no, account_id, description, amount_cents)
+          select v.id, ${entry.organizationId}, ${entry.id}, v.line_no, v.account_id, v.description, v.amount_cents
+          from (values ${sql.join(values, sql`, `)}) as v(id, line_no, account_id, description, amount_cents)
+          where ${written}
+          returning account_id, amount_cents
+        ), ${eventCtes(ctx, postedEvent(entry), written)}${alsoWrite ? sql`, also_write as (${alsoWrite})` : sql``},
+        rollup as (
+          insert into account_daily_balances (organization_id, account_id, day, amount_cents)
+          select ${entry.organizationId}, account_id, ${entry.date}::date, sum(amount_cents)
+          from new_lines
+          group by account_id
+          order by account_id
+          on conflict (organization_id, account_id, day)
+          do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents
+        )
+        select ${written} as written`),
+    );
+    return row?.written === true;
+  } catch (err) {
+    rethrowLedgerError(err);
+  }
 }
 
 /** Locks the entry for the state change, so concurrent posts and voids of one entry take turns. */

@@ -1,9 +1,20 @@
 import { createHash } from 'node:crypto';
 import { DomainError } from '@firm/core';
 import { pgErrorOf, rowsOf, type Tx } from '@firm/db';
+import {
+  checkPostableAccounts,
+  type PostableAccount,
+  type PostingInput,
+  type PostingReceipt,
+  planPosting,
+  postableAccountsQuery,
+  preparePosting,
+  writePosting,
+} from '@firm/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { ledgerContext } from '../routes/context';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
@@ -52,6 +63,63 @@ interface StoredResponse {
   body: unknown;
 }
 
+/** Everything that names a request's idempotency key: the record's primary key, its lock, its request hash. */
+function keyOf(request: FastifyRequest) {
+  const key = idempotencyKeyOf(request);
+  const firmId = request.credential.firmId;
+  const organizationId = request.organization.id;
+  const route = `${request.method} ${request.routeOptions.url}`;
+  return {
+    key,
+    firmId,
+    organizationId,
+    route,
+    requestHash: createHash('sha256').update(canonical(request.body)).digest('hex'),
+    retentionHours: request.server.config.IDEMPOTENCY_RETENTION_HOURS,
+    lock: sql`pg_try_advisory_xact_lock(hashtextextended(${`${firmId}|${organizationId}|${route}|${key}`}, 0))`,
+    same: sql`k.firm_id = ${firmId} and k.organization_id = ${organizationId} and k.route = ${route} and k.key = ${key}`,
+  };
+}
+type KeyOf = ReturnType<typeof keyOf>;
+
+interface StoredRecord {
+  request_hash: string;
+  response_status: number;
+  response_body: unknown;
+}
+
+/** The key's live record, as a replay (same request) or a refusal (another request). */
+function replayOf(k: KeyOf, stored: StoredRecord): StoredResponse & { replayed: true } {
+  if (stored.request_hash !== k.requestHash) {
+    throw new DomainError(
+      'IDEMPOTENCY_KEY_REUSED',
+      'this Idempotency-Key was used with a different request; use a new key for a new request',
+    );
+  }
+  return { replayed: true, status: stored.response_status, body: stored.response_body };
+}
+
+/** The insert of the key's record holding the response; with `when`, only if that condition holds. */
+function recordOf(k: KeyOf, status: number, body: unknown, when?: SQL): SQL {
+  return sql`
+    insert into idempotency_keys
+      (firm_id, organization_id, route, key, request_hash, response_status, response_body, expires_at)
+    select ${k.firmId}, ${k.organizationId}, ${k.route}, ${k.key}, ${k.requestHash}, ${status},
+           ${JSON.stringify(body)}::jsonb, now() + make_interval(hours => ${k.retentionHours})
+    ${when ? sql`where ${when}` : sql``}`;
+}
+
+const isKeyTaken = (err: unknown) => {
+  const pgErr = pgErrorOf(err);
+  return pgErr?.code === '23505' && pgErr.constraint === 'idempotency_keys_pkey';
+};
+
+/** Sends the outcome, marking a replay. */
+function send(reply: FastifyReply, outcome: StoredResponse & { replayed: boolean }): FastifyReply {
+  if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(outcome.status).send(outcome.body);
+}
+
 /**
  * What a posting does under an idempotency key. `record(status, body)` is the insert of the key's record holding
  * the response; a posting that can run it inside its own last statement does so (one round trip less, and the
@@ -59,13 +127,9 @@ interface StoredResponse {
  */
 export type IdempotentWork = (tx: Tx, record: (status: number, body: unknown) => SQL) => Promise<StoredResponse>;
 
-const isKeyTaken = (err: unknown) => {
-  const pgErr = pgErrorOf(err);
-  return pgErr?.code === '23505' && pgErr.constraint === 'idempotency_keys_pkey';
-};
-
 /**
- * Runs a posting exactly once per (firm, organization, route, key).
+ * Runs a posting exactly once per (firm, organization, route, key), for postings that need a transaction of
+ * several statements (document payments, which lock what they pay).
  *
  * One transaction takes a transaction-scoped advisory lock on the key and, in the same statement, drops an
  * expired record of the key and looks for a live one; then runs the posting, which stores the response in a
@@ -81,52 +145,24 @@ export async function runIdempotent(
   reply: FastifyReply,
   work: IdempotentWork,
 ): Promise<FastifyReply> {
-  const key = idempotencyKeyOf(request);
-  const firmId = request.credential.firmId;
-  const organizationId = request.organization.id;
-  const route = `${request.method} ${request.routeOptions.url}`;
-  const requestHash = createHash('sha256').update(canonical(request.body)).digest('hex');
-  const retentionHours = request.server.config.IDEMPOTENCY_RETENTION_HOURS;
-  const lockName = `${firmId}|${organizationId}|${route}|${key}`;
-  const sameKey = sql`k.firm_id = ${firmId} and k.organization_id = ${organizationId} and k.route = ${route}
-    and k.key = ${key}`;
-
+  const k = keyOf(request);
   const attempt = () =>
     request.server.database.db.transaction(async (tx) => {
-      const [found] = rowsOf<{
-        locked: boolean;
-        request_hash: string | null;
-        response_status: number | null;
-        response_body: unknown;
-      }>(
+      const [found] = rowsOf<{ locked: boolean } & Partial<StoredRecord>>(
         await tx.execute(sql`
-          with l as (select pg_try_advisory_xact_lock(hashtextextended(${lockName}, 0)) as locked),
+          with l as (select ${k.lock} as locked),
           expired as (
-            delete from idempotency_keys k using l where l.locked and ${sameKey} and k.expires_at <= now()
+            delete from idempotency_keys k using l where l.locked and ${k.same} and k.expires_at <= now()
           )
           select l.locked, k.request_hash, k.response_status, k.response_body
-          from l left join idempotency_keys k on l.locked and ${sameKey} and k.expires_at > now()`),
+          from l left join idempotency_keys k on l.locked and ${k.same} and k.expires_at > now()`),
       );
-      if (!found?.locked) {
-        throw new DomainError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry');
-      }
-      if (found.request_hash !== null) {
-        if (found.request_hash !== requestHash) {
-          throw new DomainError(
-            'IDEMPOTENCY_KEY_REUSED',
-            'this Idempotency-Key was used with a different request; use a new key for a new request',
-          );
-        }
-        return { replayed: true, status: found.response_status as number, body: found.response_body };
-      }
+      if (!found?.locked) throw inProgress();
+      if (found.request_hash) return replayOf(k, found as StoredRecord);
       let recorded = false;
       const record = (status: number, body: unknown) => {
         recorded = true;
-        return sql`
-          insert into idempotency_keys
-            (firm_id, organization_id, route, key, request_hash, response_status, response_body, expires_at)
-          values (${firmId}, ${organizationId}, ${route}, ${key}, ${requestHash}, ${status},
-                  ${JSON.stringify(body)}::jsonb, now() + make_interval(hours => ${retentionHours}))`;
+        return recordOf(k, status, body);
       };
       const result = await work(tx, record);
       if (!recorded) await tx.execute(record(result.status, result.body));
@@ -137,6 +173,71 @@ export async function runIdempotent(
     if (isKeyTaken(err)) return attempt();
     throw err;
   });
-  if (outcome.replayed) reply.header('idempotent-replayed', 'true');
-  return reply.code(outcome.status).send(outcome.body);
+  return send(reply, outcome);
+}
+
+const inProgress = () =>
+  new DomainError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry');
+
+/**
+ * Posts a ledger posting exactly once per (firm, organization, route, key), in two statements and no explicit
+ * transaction: the hot path of the posting routes.
+ *
+ * 1. One read returns the key's live record (replayed or refused at once) and the accounts the posting names.
+ * 2. One statement, its own transaction, writes the entry, its lines, events, rollup and the key's record, gated on
+ *    taking the key's advisory lock and on the key still having no live record. It writes all or nothing, so a
+ *    crash or a killed connection leaves both or neither. Not written means another request holds the key
+ *    (409 IDEMPOTENCY_IN_PROGRESS) or has just stored its record (replayed).
+ *
+ * The gate's snapshot is taken just before its lock, so a request that held the key and committed in between is
+ * not seen; its record then makes this insert fail on the primary key, nothing is written, and the call runs again
+ * and replays it. An expired record that the purge has not removed yet is deleted the same way before the retry.
+ */
+export async function runIdempotentPosting(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: PostingInput,
+  receiptOf: (receipt: PostingReceipt) => object,
+): Promise<FastifyReply> {
+  const k = keyOf(request);
+  const db = request.server.database.db;
+  const ctx = ledgerContext(request);
+  const plan = planPosting(input);
+  const live = sql`select k.request_hash, k.response_status, k.response_body from idempotency_keys k
+    where ${k.same} and k.expires_at > now()`;
+
+  for (let attempt = 0; ; attempt++) {
+    const [read] = rowsOf<{ stored: StoredRecord | null; accounts: PostableAccount[] }>(
+      await db.execute(sql`
+        select (select row_to_json(s) from (${live}) s) as stored,
+               (select coalesce(json_agg(a), '[]'::json)
+                from (${postableAccountsQuery(
+                  k.firmId,
+                  k.organizationId,
+                  plan.lines.map((l) => l.accountId),
+                )}) a)
+                 as accounts`),
+    );
+    if (read?.stored) return send(reply, replayOf(k, read.stored));
+    const posting = preparePosting(
+      ctx,
+      k.organizationId,
+      plan,
+      checkPostableAccounts(plan.lines, read?.accounts ?? []),
+    );
+    const body = receiptOf(posting.receipt);
+    try {
+      const written = await writePosting(db, ctx, posting, {
+        gate: sql`${k.lock} and not exists (${live})`,
+        alsoWrite: (_receipt, when) => recordOf(k, 201, body, when),
+      });
+      if (written) return send(reply, { replayed: false, status: 201, body });
+      const [stored] = rowsOf<StoredRecord>(await db.execute(live));
+      if (stored) return send(reply, replayOf(k, stored));
+      throw inProgress();
+    } catch (err) {
+      if (!isKeyTaken(err) || attempt >= 2) throw err;
+      await db.execute(sql`delete from idempotency_keys k where ${k.same} and k.expires_at <= now()`);
+    }
+  }
 }

@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type PostingInput, postTransaction } from '@firm/ledger';
+import type { PostingInput } from '@firm/ledger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import { errorResponses } from '../../errors';
-import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
-import { ledgerContext } from '../context';
+import { IdempotencyHeaders, runIdempotentPosting } from '../../plugins/idempotency';
 import {
   CompanyDepositBody,
   CompanyJournalEntryBody,
@@ -66,18 +65,12 @@ const ROUTES: PostingRoute[] = [
 const POSTING_ERRORS = errorResponses(409, 415, 422);
 
 export const postingRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const post = async (
+  const post = (
     request: FastifyRequest,
     reply: FastifyReply,
     input: PostingInput,
     receiptOf: (r: { journalEntryId: string; status: 'posted'; postedAt: Date }) => object,
-  ) =>
-    runIdempotent(request, reply, async (tx, record) => {
-      const receipt = await postTransaction(tx, ledgerContext(request), request.organization.id, input, {
-        alsoWrite: (r) => record(201, receiptOf(r)),
-      });
-      return { status: 201, body: receiptOf(receipt) };
-    });
+  ) => runIdempotentPosting(request, reply, input, receiptOf);
 
   for (const route of ROUTES) {
     app.post(
