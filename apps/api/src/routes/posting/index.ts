@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { PostingInput } from '@firm/ledger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import { errorResponses } from '../../errors';
 import { IdempotencyHeaders, runIdempotentPosting } from '../../plugins/idempotency';
@@ -65,13 +64,6 @@ const ROUTES: PostingRoute[] = [
 const POSTING_ERRORS = errorResponses(409, 415, 422);
 
 export const postingRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const post = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    input: PostingInput,
-    receiptOf: (r: { journalEntryId: string; status: 'posted'; postedAt: Date }) => object,
-  ) => runIdempotentPosting(request, reply, input, receiptOf);
-
   for (const route of ROUTES) {
     app.post(
       `/${route.path}`,
@@ -87,7 +79,7 @@ export const postingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
       async (request, reply) =>
-        post(request, reply, route.header.toInput(request.body as never), (r) => ({
+        runIdempotentPosting(request, reply, route.header.toInput(request.body as never), (r) => ({
           journalEntryId: r.journalEntryId,
           status: r.status,
           postedAt: r.postedAt.toISOString(),
@@ -109,7 +101,7 @@ export const postingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
       async (request, reply) =>
-        post(request, reply, route.company.toInput(request.body as never), (r) => ({
+        runIdempotentPosting(request, reply, route.company.toInput(request.body as never), (r) => ({
           journalEntryId: r.journalEntryId,
           status: r.status,
           createdAt: r.postedAt.toISOString(),
