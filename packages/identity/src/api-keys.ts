@@ -78,6 +78,31 @@ export async function revokeApiKey(db: Executor, id: string, firmId?: string): P
 }
 
 /**
+ * The key by its hash, with the organization named by the request when it is one of the key's firm. Prepared once
+ * per database (every request runs it: no query building, and Postgres plans it once per connection).
+ */
+const lookups = new WeakMap<object, ReturnType<typeof prepareLookup>>();
+const prepareLookup = (db: Executor) =>
+  db
+    .select({ key: apiKeys, organization: organizations })
+    .from(apiKeys)
+    .leftJoin(
+      organizations,
+      and(eq(organizations.id, sql.placeholder('organizationId')), eq(organizations.firmId, apiKeys.firmId)),
+    )
+    .where(eq(apiKeys.keyHash, sql.placeholder('hash')))
+    .limit(1)
+    .prepare('api_key_by_hash');
+function lookupOf(db: Executor) {
+  let lookup = lookups.get(db);
+  if (!lookup) {
+    lookup = prepareLookup(db);
+    lookups.set(db, lookup);
+  }
+  return lookup;
+}
+
+/**
  * Resolves a presented key to its credential, or null. Malformed keys and bad checksums are
  * rejected without touching the database. With `options.organizationId` (the organization the request
  * names), that organization is read in the same query, only if it belongs to the key's firm, and kept on the
@@ -92,15 +117,7 @@ export async function authenticateApiKey(
   const now = options.now ?? new Date();
   const hint = options.organizationId;
   const hash = hashSecret(presented);
-  const [found] = await db
-    .select({ key: apiKeys, organization: organizations })
-    .from(apiKeys)
-    .leftJoin(
-      organizations,
-      hint ? and(eq(organizations.id, hint), eq(organizations.firmId, apiKeys.firmId)) : sql`false`,
-    )
-    .where(eq(apiKeys.keyHash, hash))
-    .limit(1);
+  const [found] = await lookupOf(db).execute({ hash, organizationId: hint ?? null });
   const row = found?.key;
   if (!row || !safeEqual(row.keyHash, hash) || row.revokedAt) return null;
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
