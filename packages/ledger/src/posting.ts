@@ -125,12 +125,11 @@ export async function postTransaction(
   ctx: LedgerContext,
   organizationId: string,
   input: PostingInput,
-  options: PostingOptions = {},
 ): Promise<PostingReceipt> {
   const plan = planPosting(input);
   const accounts = await loadPostableAccounts(tx, ctx.firmId, organizationId, plan.lines);
   const posting = preparePosting(ctx, organizationId, plan, accounts);
-  await writePosting(tx, ctx, posting, options);
+  await writePosting(tx, ctx, posting);
   return posting.receipt;
 }
 

@@ -120,20 +120,16 @@ function send(reply: FastifyReply, outcome: StoredResponse & { replayed: boolean
   return reply.code(outcome.status).send(outcome.body);
 }
 
-/**
- * What a posting does under an idempotency key. `record(status, body)` is the insert of the key's record holding
- * the response; a posting that can run it inside its own last statement does so (one round trip less, and the
- * record commits with the entry by construction). Otherwise the record is inserted after the work.
- */
-export type IdempotentWork = (tx: Tx, record: (status: number, body: unknown) => SQL) => Promise<StoredResponse>;
+/** What a posting does under an idempotency key, in the transaction that also stores its response. */
+export type IdempotentWork = (tx: Tx) => Promise<StoredResponse>;
 
 /**
  * Runs a posting exactly once per (firm, organization, route, key), for postings that need a transaction of
  * several statements (document payments, which lock what they pay).
  *
  * One transaction takes a transaction-scoped advisory lock on the key and, in the same statement, drops an
- * expired record of the key and looks for a live one; then runs the posting, which stores the response in a
- * record of its own. The record and the posting commit together, so a crash leaves both or neither; a second
+ * expired record of the key and looks for a live one; then runs the posting and stores its response in the key's
+ * record. The record and the posting commit together, so a crash leaves both or neither; a second
  * request with the key while the first holds the lock gets 409 IDEMPOTENCY_IN_PROGRESS instead of waiting.
  *
  * The lookup's snapshot is taken just before the lock, so a request that held the key and committed in between
@@ -159,13 +155,8 @@ export async function runIdempotent(
       );
       if (!found?.locked) throw inProgress();
       if (found.request_hash) return replayOf(k, found as StoredRecord);
-      let recorded = false;
-      const record = (status: number, body: unknown) => {
-        recorded = true;
-        return recordOf(k, status, body);
-      };
-      const result = await work(tx, record);
-      if (!recorded) await tx.execute(record(result.status, result.body));
+      const result = await work(tx);
+      await tx.execute(recordOf(k, result.status, result.body));
       return { replayed: false, ...result };
     });
 
