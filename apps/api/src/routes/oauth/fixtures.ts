@@ -147,6 +147,25 @@ export async function approveForCode(
   return code;
 }
 
+/** A fresh code of `client` approved by the signed-in `jar`, with its verifier and redirect URI. */
+export async function freshCodeFor(app: FastifyInstance, jar: CookieJar, client: OAuthClient) {
+  const { verifier, challenge } = pkce();
+  const code = await approveForCode(app, jar, authorizeParams(client, challenge));
+  return { code, verifier, redirectUri: client.redirectUris[0] as string };
+}
+
+/** The authorization_code grant for a code, its verifier and redirect URI. */
+export const exchangeCode = (
+  app: FastifyInstance,
+  c: { code: string; verifier?: string; redirectUri?: string },
+  basic?: { clientId: string; secret: string },
+) =>
+  tokenRequest(
+    app,
+    { grant_type: 'authorization_code', code: c.code, code_verifier: c.verifier, redirect_uri: c.redirectUri },
+    basic,
+  );
+
 export function tokenRequest(
   app: FastifyInstance,
   fields: Record<string, string | undefined>,

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 import {
   addUser,
-  approveForCode,
   authorizeParams,
   authorizeUrl,
   bearer,
@@ -18,6 +17,8 @@ import {
   registerClient,
   signIn,
   tokenRequest,
+  exchangeCode,
+  freshCodeFor,
 } from './fixtures';
 
 /** Attacks on the OAuth flow from the outside: replays, crossed clients, near-miss redirect URIs, bad PKCE. */
@@ -47,18 +48,10 @@ const companies = (token: string) => t.app.inject({ method: 'GET', url: '/api/v1
 const refresh = (token: string, auth = basic()) =>
   tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, auth);
 
-async function freshCode(client: OAuthClient = confidential.client) {
-  const { verifier, challenge } = pkce();
-  const code = await approveForCode(t.app, owner, authorizeParams(client, challenge));
-  return { code, verifier, redirectUri: client.redirectUris[0] as string };
-}
-
+/** A fresh code of the confidential client (or another), with its verifier. */
+const freshCode = (client: OAuthClient = confidential.client) => freshCodeFor(t.app, owner, client);
 const exchange = (c: { code: string; verifier?: string; redirectUri?: string }, auth = basic()) =>
-  tokenRequest(
-    t.app,
-    { grant_type: 'authorization_code', code: c.code, code_verifier: c.verifier, redirect_uri: c.redirectUri },
-    auth,
-  );
+  exchangeCode(t.app, c, auth);
 
 function expectOAuthError(
   res: { statusCode: number; json(): unknown; headers: Record<string, unknown> },

@@ -5,8 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../testing';
 import {
   addUser,
-  approveForCode,
-  authorizeParams,
   bearer,
   type CookieJar,
   connect,
@@ -17,6 +15,8 @@ import {
   registerClient,
   signIn,
   tokenRequest,
+  exchangeCode,
+  freshCodeFor,
 } from './fixtures';
 
 let t: TestApp;
@@ -39,19 +39,10 @@ afterAll(() => t.close());
 const basic = () => ({ clientId: confidential.client.clientId, secret: confidential.secret });
 const companies = (token: string) => t.app.inject({ method: 'GET', url: '/api/v1/companies', headers: bearer(token) });
 
-/** A fresh code of the confidential client, with its verifier. */
-async function freshCode(client: OAuthClient = confidential.client) {
-  const { verifier, challenge } = pkce();
-  const code = await approveForCode(t.app, owner, authorizeParams(client, challenge));
-  return { code, verifier, redirectUri: client.redirectUris[0] as string };
-}
-
+/** A fresh code of the confidential client (or another), with its verifier. */
+const freshCode = (client: OAuthClient = confidential.client) => freshCodeFor(t.app, owner, client);
 const exchange = (c: { code: string; verifier?: string; redirectUri?: string }, auth = basic()) =>
-  tokenRequest(
-    t.app,
-    { grant_type: 'authorization_code', code: c.code, code_verifier: c.verifier, redirect_uri: c.redirectUri },
-    auth,
-  );
+  exchangeCode(t.app, c, auth);
 
 function expectOAuthError(
   res: { statusCode: number; json(): unknown; headers: Record<string, unknown> },
