@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
-import { sql } from 'drizzle-orm';
+import { type Query, type SQL, sql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -96,6 +96,30 @@ async function ping(db: Db): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** What a prepared statement is run with: a value for each `sql.placeholder` name. */
+export type StatementValues = Record<string, unknown>;
+
+interface DrizzleInternals {
+  dialect: { sqlToQuery(query: SQL): Query };
+  session: {
+    prepareQuery(query: Query, fields: undefined, name: string, arrayMode: false): { execute(v: StatementValues): unknown };
+  };
+}
+
+/**
+ * A raw SQL statement whose values are all `sql.placeholder`s, so its text never changes: it is turned into SQL
+ * text once, and on Postgres it is a named prepared statement, parsed and planned once per connection; each run
+ * sends only the statement's name and its values. Runs on the database or in a transaction (either driver).
+ */
+export function preparedStatement<T>(name: string, query: SQL): (db: Executor, values: StatementValues) => Promise<T[]> {
+  let built: Query | undefined;
+  return async (db, values) => {
+    const internals = db as unknown as DrizzleInternals;
+    built ??= internals.dialect.sqlToQuery(query);
+    return rowsOf<T>(await internals.session.prepareQuery(built, undefined, name, false).execute(values));
+  };
 }
 
 /** Rows of a raw `db.execute`, whichever driver ran it. */

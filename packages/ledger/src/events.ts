@@ -1,5 +1,5 @@
 import { DomainError, decodeCursor, type EventType, isUuid, newId, type Page, toPage } from '@firm/core';
-import { type Executor, rowsOf, type Tx } from '@firm/db';
+import { type Executor, preparedStatement, rowsOf, type StatementValues, type Tx } from '@firm/db';
 import { type SQL, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 
@@ -16,34 +16,56 @@ export interface LedgerEvent {
 }
 
 /**
- * The audit row and the outbox row of a change as two data-modifying CTEs (`audit_event`, `outbox_event`), for a
- * statement that also writes the change itself: one round trip for all of it. With `when`, they are written only
- * if that condition holds (the change itself was written).
+ * The audit row and the outbox row of a change as two data-modifying CTEs (`audit_event`, `outbox_event`) whose
+ * values are placeholders that `eventValues` fills, for a prepared statement that also writes the change itself:
+ * one round trip for all of it. They are written only where `when` holds (the change itself was written).
  */
-export function eventCtes(ctx: LedgerContext, event: LedgerEvent, when?: SQL): SQL {
-  const at = nowOf(ctx).toISOString();
-  const where = when ? sql`where ${when}` : sql``;
+export function eventCtes(when: SQL = sql`true`): SQL {
+  const p = sql.placeholder;
   return sql`
     audit_event as (
       insert into audit_events
         (id, firm_id, organization_id, actor_kind, actor_id, action, resource_type, resource_id, request_id, data, created_at)
-      select ${newId()}, ${ctx.firmId}, ${event.organizationId}, ${ctx.actor.kind}, ${ctx.actor.id}, ${event.action},
-             ${event.resourceType}, ${event.resourceId}, ${ctx.requestId ?? null}, ${JSON.stringify(event.data)}::jsonb, ${at}
-      ${where}
+      select ${p('eventAuditId')}, ${p('eventFirmId')}, ${p('eventOrganizationId')}, ${p('eventActorKind')},
+             ${p('eventActorId')}, ${p('eventAction')}, ${p('eventResourceType')}, ${p('eventResourceId')},
+             ${p('eventRequestId')}, ${p('eventData')}::jsonb, ${p('eventAt')}
+      where ${when}
     ),
     outbox_event as (
       insert into outbox_events (id, firm_id, organization_id, type, payload, created_at)
-      select ${newId()}, ${ctx.firmId}, ${event.organizationId}, ${event.action}, ${JSON.stringify(event.payload)}::jsonb, ${at}
-      ${where}
+      select ${p('eventOutboxId')}, ${p('eventFirmId')}, ${p('eventOrganizationId')}, ${p('eventAction')},
+             ${p('eventPayload')}::jsonb, ${p('eventAt')}
+      where ${when}
     )`;
 }
+
+/** The values of `eventCtes` for one event. */
+export function eventValues(ctx: LedgerContext, event: LedgerEvent): StatementValues {
+  return {
+    eventAuditId: newId(),
+    eventOutboxId: newId(),
+    eventFirmId: ctx.firmId,
+    eventOrganizationId: event.organizationId,
+    eventActorKind: ctx.actor.kind,
+    eventActorId: ctx.actor.id,
+    eventAction: event.action,
+    eventResourceType: event.resourceType,
+    eventResourceId: event.resourceId,
+    eventRequestId: ctx.requestId ?? null,
+    eventData: JSON.stringify(event.data),
+    eventPayload: JSON.stringify(event.payload),
+    eventAt: nowOf(ctx).toISOString(),
+  };
+}
+
+const recordEventStatement = preparedStatement('ledger_record_event', sql`with ${eventCtes()} select 1`);
 
 /**
  * Writes the audit row and the outbox row of a change, in the caller's transaction and in one
  * statement: both commit with the change or not at all.
  */
 export async function recordEvent(tx: Tx, ctx: LedgerContext, event: LedgerEvent): Promise<void> {
-  await tx.execute(sql`with ${eventCtes(ctx, event)} select 1`);
+  await recordEventStatement(tx, eventValues(ctx, event));
 }
 
 export interface AuditEvent {

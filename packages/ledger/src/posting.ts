@@ -1,22 +1,20 @@
-import { DomainError, isUuid, newId } from '@firm/core';
-import { type Executor, journalEntries, rowsOf, type Tx } from '@firm/db';
-import { and, eq, type SQL, sql } from 'drizzle-orm';
+import { type AccountType, DomainError, isUuid, newId } from '@firm/core';
+import { type Executor, journalEntries, preparedStatement, type Tx } from '@firm/db';
+import { and, eq, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 import { checkDate } from './dates';
 import { rethrowLedgerError } from './db-errors';
 import { type Entry, entryNotFound, getEntry, presentEntry } from './entries';
-import { eventCtes, type LedgerEvent, recordEvent } from './events';
-import { assertBalanced, checkLineCount, loadPostableAccounts, type PostableAccount, type PostingLine } from './lines';
+import { eventCtes, eventValues, type LedgerEvent, recordEvent } from './events';
+import {
+  assertBalanced,
+  checkLineCount,
+  checkPostableAccounts,
+  loadPostableAccounts,
+  type PostableAccount,
+  type PostingLine,
+} from './lines';
 import { checkPostingAccounts, type PostingInput, postingLines } from './posting-inputs';
-
-export interface PostingOptions {
-  /**
-   * One more write for the posting statement itself, as a data-modifying SQL statement (it becomes a CTE): the
-   * caller's record of the receipt, say, so that it commits with the entry at no extra round trip. `written` is the
-   * SQL condition that the entry is written; a write that must not happen without it uses it in its WHERE.
-   */
-  alsoWrite?: (receipt: PostingReceipt, written: SQL) => SQL;
-}
 
 /** What a posting route returns. */
 export interface PostingReceipt {
@@ -75,17 +73,16 @@ export interface PreparedPosting {
 }
 
 /**
- * Checks the plan against the accounts it names (active accounts of this organization; transfers between
- * balance-sheet accounts) and the balance, and builds the entry with its ids and timestamps.
+ * Judges the accounts a plan names, from the rows of `postableAccountsQuery`: each an active account of the
+ * organization (INVALID_ACCOUNT), and for a transfer a balance-sheet account (INVALID_TRANSFER).
  */
-export function preparePosting(
-  ctx: LedgerContext,
-  organizationId: string,
-  plan: PostingPlan,
-  accounts: Map<string, PostableAccount>,
-): PreparedPosting {
+export function checkPlanAccounts(plan: PostingPlan, rows: readonly PostableAccount[]): void {
+  checkPostingAccounts(plan.input, checkPostableAccounts(plan.lines, rows));
+}
+
+/** Builds the entry of a checked plan with its ids and timestamps, and the receipt the caller gets. */
+export function preparePosting(ctx: LedgerContext, organizationId: string, plan: PostingPlan): PreparedPosting {
   const { input, date, lines } = plan;
-  checkPostingAccounts(input, accounts);
   const totalCents = assertBalanced(lines);
   const now = nowOf(ctx);
   const entry: Entry = {
@@ -127,17 +124,110 @@ export async function postTransaction(
   input: PostingInput,
 ): Promise<PostingReceipt> {
   const plan = planPosting(input);
-  const accounts = await loadPostableAccounts(tx, ctx.firmId, organizationId, plan.lines);
-  const posting = preparePosting(ctx, organizationId, plan, accounts);
-  await writePosting(tx, ctx, posting);
+  const check = async () =>
+    checkPostingAccounts(input, await loadPostableAccounts(tx, ctx.firmId, organizationId, plan.lines));
+  await check();
+  const posting = preparePosting(ctx, organizationId, plan);
+  if (!(await writePosting(tx, ctx, posting))) {
+    // An account was archived between the read and the write; reading again says which.
+    await check();
+    throw new DomainError('CONFLICT', 'an account changed while the entry was being posted; retry');
+  }
   return posting.receipt;
 }
 
 /**
- * Writes a prepared posting: the entry, its lines, the entry.posted events, the caller's extra write and the
- * lines' daily rollup, in one statement (one round trip on the hot path). On a pool rather than in a transaction,
- * that statement is its own transaction. With `options.gate` (a boolean SQL expression, evaluated once) nothing at
- * all is written when it is false; the result says whether the posting was written.
+ * What a posting is written under when its route makes it idempotent: the key's record, stored by the posting
+ * statement together with the entry, and the response that a retry with the key replays.
+ */
+export interface PostingKey {
+  firmId: string;
+  organizationId: string;
+  route: string;
+  key: string;
+  requestHash: string;
+  retentionHours: number;
+  response: { status: number; body: unknown };
+}
+
+/** What a key's transaction-scoped advisory lock hashes: every writer under one key takes the same lock. */
+export const idempotencyLockKey = (k: Pick<PostingKey, 'firmId' | 'organizationId' | 'route' | 'key'>): string =>
+  `${k.firmId}|${k.organizationId}|${k.route}|${k.key}`;
+
+const p = sql.placeholder;
+const written = sql`exists (select 1 from new_entry)`;
+
+/**
+ * The posting statement (see `writePosting`). Its text never changes, whatever the lines or the key: lines come as
+ * arrays, the key's fields are null when there is none. So it is prepared once per connection, and each posting
+ * sends only its values.
+ */
+const postingStatement = preparedStatement<{ written: boolean }>(
+  'ledger_write_posting',
+  sql`
+    with accounts_ok as (
+      select count(*) = cardinality(${p('accountIds')}::uuid[]) as ok
+      from accounts a
+      join organizations o on o.id = a.organization_id
+      where a.organization_id = ${p('organizationId')} and o.firm_id = ${p('firmId')} and not a.archived
+        and a.id = any(${p('accountIds')}::uuid[])
+        and (${p('accountTypes')}::text[] is null or a.type::text = any(${p('accountTypes')}::text[]))
+    ),
+    gate as (
+      select ok and (${p('key')}::text is null or (
+        pg_try_advisory_xact_lock(hashtextextended(${p('lockKey')}::text, 0))
+        and not exists (
+          select 1 from idempotency_keys k
+          where k.firm_id = ${p('firmId')} and k.organization_id = ${p('organizationId')} and k.route = ${p('route')}
+            and k.key = ${p('key')} and k.expires_at > now()))) as go
+      from accounts_ok
+    ),
+    new_entry as (
+      insert into journal_entries
+        (id, organization_id, status, source, entry_date, memo, reference, payee_name, created_at, posted_at,
+         created_by_kind, created_by_id)
+      select ${p('entryId')}, ${p('organizationId')}, 'posted', ${p('source')}, ${p('date')}, ${p('memo')},
+             ${p('reference')}, ${p('payeeName')}, ${p('at')}, ${p('at')}, ${p('actorKind')}, ${p('actorId')}
+      from gate where go
+      returning id
+    ),
+    new_lines as (
+      insert into journal_lines (id, organization_id, entry_id, line_no, account_id, description, amount_cents)
+      select v.id, ${p('organizationId')}, ${p('entryId')}, v.line_no::int, v.account_id, v.description, v.amount_cents
+      from unnest(${p('lineIds')}::uuid[], ${p('lineAccountIds')}::uuid[], ${p('lineDescriptions')}::text[],
+                  ${p('lineAmounts')}::bigint[])
+        with ordinality as v(id, account_id, description, amount_cents, line_no)
+      where ${written}
+      returning account_id, amount_cents
+    ),
+    ${eventCtes(written)},
+    key_record as (
+      insert into idempotency_keys
+        (firm_id, organization_id, route, key, request_hash, response_status, response_body, expires_at)
+      select ${p('firmId')}, ${p('organizationId')}, ${p('route')}, ${p('key')}, ${p('requestHash')},
+             ${p('responseStatus')}, ${p('responseBody')}::jsonb, now() + make_interval(hours => ${p('retentionHours')}::int)
+      where ${p('key')}::text is not null and ${written}
+    ),
+    rollup as (
+      insert into account_daily_balances (organization_id, account_id, day, amount_cents)
+      select ${p('organizationId')}, account_id, ${p('date')}::date, sum(amount_cents)
+      from new_lines
+      group by account_id
+      order by account_id
+      on conflict (organization_id, account_id, day)
+      do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents
+    )
+    select ${written} as written`,
+);
+
+const BALANCE_SHEET_TYPES: AccountType[] = ['asset', 'liability', 'equity'];
+
+/**
+ * Writes a prepared posting in one statement (one round trip): the entry, its lines, the entry.posted events, with
+ * `key` that key's record, and the lines' daily rollup. On a pool rather than in a transaction, that statement is
+ * its own transaction. It writes all of it or nothing, and says which. Nothing is written when an account the
+ * lines name is not an active account of the organization (or, for a transfer, not a balance-sheet account), or,
+ * with `key`, when another request holds the key's advisory lock or the key already has a live record.
  *
  * The database lets a transaction write the lines of the entry it posts, checks the closed period on the entry, and
  * checks the whole entry's balance at commit. The rollup is summed from the lines as stored (the RETURNING of their
@@ -149,46 +239,39 @@ export async function writePosting(
   db: Executor,
   ctx: LedgerContext,
   posting: PreparedPosting,
-  options: PostingOptions & { gate?: SQL } = {},
+  key?: PostingKey,
 ): Promise<boolean> {
-  const { entry, lines, receipt } = posting;
+  const { entry, lines } = posting;
   const at = entry.createdAt.toISOString();
-  const written = sql`exists (select 1 from new_entry)`;
-  const values = lines.map(
-    (l, i) =>
-      sql`(${entry.lines[i]?.id}::uuid, ${i + 1}::int, ${l.accountId}::uuid, ${l.description}::text, ${l.amountCents}::bigint)`,
-  );
-  const alsoWrite = options.alsoWrite?.(receipt, written);
+  const event = eventValues(ctx, postedEvent(entry));
   try {
-    const [row] = rowsOf<{ written: boolean }>(
-      await db.execute(sql`
-        with gate as (select ${options.gate ?? sql`true`} as go),
-        new_entry as (
-          insert into journal_entries
-            (id, organization_id, status, source, entry_date, memo, reference, payee_name, created_at, posted_at,
-             created_by_kind, created_by_id)
-          select ${entry.id}, ${entry.organizationId}, 'posted', ${entry.source}, ${entry.date}, ${entry.memo},
-                 ${entry.reference}, ${entry.payeeName}, ${at}, ${at}, ${ctx.actor.kind}, ${ctx.actor.id}
-          from gate where go
-          returning id
-        ), new_lines as (
-          insert into journal_lines (id, organization_id, entry_id, line_no, account_id, description, amount_cents)
-          select v.id, ${entry.organizationId}, ${entry.id}, v.line_no, v.account_id, v.description, v.amount_cents
-          from (values ${sql.join(values, sql`, `)}) as v(id, line_no, account_id, description, amount_cents)
-          where ${written}
-          returning account_id, amount_cents
-        ), ${eventCtes(ctx, postedEvent(entry), written)}${alsoWrite ? sql`, also_write as (${alsoWrite})` : sql``},
-        rollup as (
-          insert into account_daily_balances (organization_id, account_id, day, amount_cents)
-          select ${entry.organizationId}, account_id, ${entry.date}::date, sum(amount_cents)
-          from new_lines
-          group by account_id
-          order by account_id
-          on conflict (organization_id, account_id, day)
-          do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents
-        )
-        select ${written} as written`),
-    );
+    const [row] = await postingStatement(db, {
+      ...event,
+      accountIds: [...new Set(lines.map((l) => l.accountId))],
+      accountTypes: entry.source === 'transfer' ? BALANCE_SHEET_TYPES : null,
+      firmId: ctx.firmId,
+      organizationId: entry.organizationId,
+      entryId: entry.id,
+      source: entry.source,
+      date: entry.date,
+      memo: entry.memo,
+      reference: entry.reference,
+      payeeName: entry.payeeName,
+      at,
+      actorKind: ctx.actor.kind,
+      actorId: ctx.actor.id,
+      lineIds: entry.lines.map((l) => l.id),
+      lineAccountIds: lines.map((l) => l.accountId),
+      lineDescriptions: lines.map((l) => l.description),
+      lineAmounts: lines.map((l) => l.amountCents),
+      key: key?.key ?? null,
+      lockKey: key ? idempotencyLockKey(key) : null,
+      route: key?.route ?? null,
+      requestHash: key?.requestHash ?? null,
+      responseStatus: key?.response.status ?? null,
+      responseBody: key ? JSON.stringify(key.response.body) : null,
+      retentionHours: key?.retentionHours ?? null,
+    });
     return row?.written === true;
   } catch (err) {
     rethrowLedgerError(err);

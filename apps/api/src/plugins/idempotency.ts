@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { DomainError } from '@firm/core';
+import { DomainError, isUuid } from '@firm/core';
 import { pgErrorOf, rowsOf, type Tx } from '@firm/db';
 import {
-  checkPostableAccounts,
+  checkPlanAccounts,
+  idempotencyLockKey,
   type PostableAccount,
   type PostingInput,
   type PostingReceipt,
@@ -76,7 +77,7 @@ function keyOf(request: FastifyRequest) {
     route,
     requestHash: createHash('sha256').update(canonical(request.body)).digest('hex'),
     retentionHours: request.server.config.IDEMPOTENCY_RETENTION_HOURS,
-    lock: sql`pg_try_advisory_xact_lock(hashtextextended(${`${firmId}|${organizationId}|${route}|${key}`}, 0))`,
+    lock: sql`pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockKey({ firmId, organizationId, route, key })}, 0))`,
     same: sql`k.firm_id = ${firmId} and k.organization_id = ${organizationId} and k.route = ${route} and k.key = ${key}`,
   };
 }
@@ -171,14 +172,13 @@ const inProgress = () =>
   new DomainError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry');
 
 /**
- * Posts a ledger posting exactly once per (firm, organization, route, key), in two statements and no explicit
- * transaction: the hot path of the posting routes.
+ * Posts a ledger posting exactly once per (firm, organization, route, key): the hot path of the posting routes, one
+ * prepared statement and no explicit transaction. That statement (see `writePosting`) writes the entry, its lines,
+ * events, rollup and the key's record, all or nothing, gated on the accounts being postable, on taking the key's
+ * advisory lock and on the key having no live record. A crash or a killed connection leaves all of it or none.
  *
- * 1. One read returns the key's live record (replayed or refused at once) and the accounts the posting names.
- * 2. One statement, its own transaction, writes the entry, its lines, events, rollup and the key's record, gated on
- *    taking the key's advisory lock and on the key still having no live record. It writes all or nothing, so a
- *    crash or a killed connection leaves both or neither. Not written means another request holds the key
- *    (409 IDEMPOTENCY_IN_PROGRESS) or has just stored its record (replayed).
+ * When nothing was written, one read says why: the key's live record (replayed, or refused for another body), an
+ * account that cannot be posted to (422), or else another request holding the key (409 IDEMPOTENCY_IN_PROGRESS).
  *
  * The gate's snapshot is taken just before its lock, so a request that held the key and committed in between is
  * not seen; its record then makes this insert fail on the primary key, nothing is written, and the call runs again
@@ -196,8 +196,8 @@ export async function runIdempotentPosting(
   const plan = planPosting(input);
   const live = sql`select k.request_hash, k.response_status, k.response_body from idempotency_keys k
     where ${k.same} and k.expires_at > now()`;
-
-  for (let attempt = 0; ; attempt++) {
+  /** Why nothing was written: a replay, or a refusal thrown. */
+  const whyNotWritten = async () => {
     const [read] = rowsOf<{ stored: StoredRecord | null; accounts: PostableAccount[] }>(
       await db.execute(sql`
         select (select row_to_json(s) from (${live}) s) as stored,
@@ -210,22 +210,18 @@ export async function runIdempotentPosting(
                  as accounts`),
     );
     if (read?.stored) return send(reply, replayOf(k, read.stored));
-    const posting = preparePosting(
-      ctx,
-      k.organizationId,
-      plan,
-      checkPostableAccounts(plan.lines, read?.accounts ?? []),
-    );
+    checkPlanAccounts(plan, read?.accounts ?? []);
+    throw inProgress();
+  };
+  if (!plan.lines.every((l) => isUuid(l.accountId))) return whyNotWritten();
+
+  for (let attempt = 0; ; attempt++) {
+    const posting = preparePosting(ctx, k.organizationId, plan);
     const body = receiptOf(posting.receipt);
     try {
-      const written = await writePosting(db, ctx, posting, {
-        gate: sql`${k.lock} and not exists (${live})`,
-        alsoWrite: (_receipt, when) => recordOf(k, 201, body, when),
-      });
+      const written = await writePosting(db, ctx, posting, { ...k, response: { status: 201, body } });
       if (written) return send(reply, { replayed: false, status: 201, body });
-      const [stored] = rowsOf<StoredRecord>(await db.execute(live));
-      if (stored) return send(reply, replayOf(k, stored));
-      throw inProgress();
+      return await whyNotWritten();
     } catch (err) {
       if (!isKeyTaken(err) || attempt >= 2) throw err;
       await db.execute(sql`delete from idempotency_keys k where ${k.same} and k.expires_at <= now()`);
