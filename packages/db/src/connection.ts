@@ -104,7 +104,12 @@ export type StatementValues = Record<string, unknown>;
 interface DrizzleInternals {
   dialect: { sqlToQuery(query: SQL): Query };
   session: {
-    prepareQuery(query: Query, fields: undefined, name: string, arrayMode: false): { execute(v: StatementValues): unknown };
+    prepareQuery(
+      query: Query,
+      fields: undefined,
+      name: string,
+      arrayMode: false,
+    ): { execute(v: StatementValues): unknown };
   };
 }
 
@@ -113,7 +118,10 @@ interface DrizzleInternals {
  * text once, and on Postgres it is a named prepared statement, parsed and planned once per connection; each run
  * sends only the statement's name and its values. Runs on the database or in a transaction (either driver).
  */
-export function preparedStatement<T>(name: string, query: SQL): (db: Executor, values: StatementValues) => Promise<T[]> {
+export function preparedStatement<T>(
+  name: string,
+  query: SQL,
+): (db: Executor, values: StatementValues) => Promise<T[]> {
   let built: Query | undefined;
   return async (db, values) => {
     const internals = db as unknown as DrizzleInternals;
