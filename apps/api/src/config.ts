@@ -18,6 +18,12 @@ const ConfigSchema = Type.Object({
   /** How often the server deletes expired idempotency records, in minutes. */
   IDEMPOTENCY_PURGE_INTERVAL_MINUTES: Type.Integer({ default: 60, minimum: 1 }),
   DB_POOL_MAX: Type.Integer({ default: 20, minimum: 1, maximum: 500 }),
+  /**
+   * How long a process keeps an API key it looked up (with the organization the request named), in milliseconds;
+   * 0 looks the key up on every request. Changes made through this process apply at once; a key revoked from
+   * elsewhere (the CLI, another process) stops working within this time.
+   */
+  AUTH_CACHE_TTL_MS: Type.Integer({ default: 1000, minimum: 0, maximum: 60_000 }),
   /** Key that signs session cookies; unset: a random one per process (sessions end on restart). */
   SESSION_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   SESSION_TTL_HOURS: Type.Integer({ default: 12, minimum: 1, maximum: 720 }),

@@ -2,6 +2,7 @@ import { ALL_SCOPES, DomainError, isScope, type Scope } from '@firm/core';
 import { apiKeys, type Executor, organizations } from '@firm/db';
 import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Credential } from './credentials';
+import type { LookupCache } from './lookup-cache';
 import { displayPrefixOf, generateSecret, hashSecret, isWellFormedSecret, safeEqual } from './secrets';
 
 export const API_KEY_PREFIX = 'dk_live_';
@@ -102,30 +103,43 @@ function lookupOf(db: Executor) {
   return lookup;
 }
 
+/** What the key lookup returns: the key's row and the organization the request names, if the key's firm has it. */
+export type ApiKeyLookup = { key: typeof apiKeys.$inferSelect; organization: typeof organizations.$inferSelect | null };
+
 /**
  * Resolves a presented key to its credential, or null. Malformed keys and bad checksums are
  * rejected without touching the database. With `options.organizationId` (the organization the request
  * names), that organization is read in the same query, only if it belongs to the key's firm, and kept on the
- * credential, so the request's organization costs no round trip of its own.
+ * credential, so the request's organization costs no round trip of its own. With `options.cache`, a live key and
+ * the organization it found are kept there (never a miss: an unknown key or organization is looked up each time).
  */
 export async function authenticateApiKey(
   db: Executor,
   presented: string,
-  options: { now?: Date; organizationId?: string | undefined } = {},
+  options: { now?: Date; organizationId?: string | undefined; cache?: LookupCache<ApiKeyLookup> | undefined } = {},
 ): Promise<Credential | null> {
   if (!isWellFormedSecret(API_KEY_PREFIX, presented)) return null;
   const now = options.now ?? new Date();
   const hint = options.organizationId;
   const hash = hashSecret(presented);
-  const [found] = await lookupOf(db).execute({ hash, organizationId: hint ?? null });
+  const cacheKey = `${hash}|${hint ?? ''}`;
+  let found = options.cache?.get(cacheKey, now.getTime());
+  if (!found) {
+    const generation = options.cache?.generation ?? 0;
+    [found] = await lookupOf(db).execute({ hash, organizationId: hint ?? null });
+    if (found && !found.key.revokedAt && (!hint || found.organization)) {
+      options.cache?.set(cacheKey, found, generation, now.getTime());
+    }
+  }
   const row = found?.key;
-  if (!row || !safeEqual(row.keyHash, hash) || row.revokedAt) return null;
+  if (!found || !row || !safeEqual(row.keyHash, hash) || row.revokedAt) return null;
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
     await db
       .update(apiKeys)
       .set({ lastUsedAt: now })
       .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore))));
+    row.lastUsedAt = now;
   }
   return {
     kind: 'api_key',

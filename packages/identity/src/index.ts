@@ -1,5 +1,6 @@
 export * from './api-keys';
 export * from './credentials';
+export * from './lookup-cache';
 export * from './organizations';
 export * from './passwords';
 export * from './secrets';

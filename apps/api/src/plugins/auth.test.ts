@@ -47,13 +47,50 @@ describe('API key authentication', () => {
     }
   });
 
-  it('rejects a revoked key', async () => {
+  it('rejects a key revoked elsewhere once its cached lookup expires', async () => {
     const { key, record } = await createApiKey(t.database.db, { firmId: t.demo.firmId });
     expect((await get('/api/v1/organizations', { authorization: `Bearer ${key}` })).statusCode).toBe(200);
+    // Revoked straight in the database, as the CLI does from another process.
     await revokeApiKey(t.database.db, record.id);
+    await new Promise((resolve) => setTimeout(resolve, t.app.config.AUTH_CACHE_TTL_MS + 50));
     const res = await get('/api/v1/organizations', { authorization: `Bearer ${key}` });
     expect(res.statusCode).toBe(401);
     expect(res.json().error.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('rejects a revoked key at once when lookups are not kept', async () => {
+    const uncached = await createTestApp({ config: { AUTH_CACHE_TTL_MS: 0 } });
+    try {
+      const { key, record } = await createApiKey(uncached.database.db, { firmId: uncached.demo.firmId });
+      const call = () =>
+        uncached.app.inject({ url: '/api/v1/organizations', headers: { authorization: `Bearer ${key}` } });
+      expect((await call()).statusCode).toBe(200);
+      await revokeApiKey(uncached.database.db, record.id);
+      expect((await call()).statusCode).toBe(401);
+    } finally {
+      await uncached.close();
+    }
+  });
+
+  it('sees a change to the organization made through this process at once', async () => {
+    const headers = { authorization: `Bearer ${t.demo.apiKey}`, 'x-organization-id': t.orgId };
+    const before = await get(`/api/v1/companies/${t.orgId}`, headers);
+    expect(before.statusCode).toBe(200);
+    const res = await t.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/books',
+      headers,
+      payload: { fiscalYearStartMonth: before.json().data.fiscalYearStartMonth === 4 ? 5 : 4 },
+    });
+    expect(res.statusCode).toBe(200);
+    const after = await get(`/api/v1/companies/${t.orgId}`, headers);
+    expect(after.json().data.fiscalYearStartMonth).toBe(res.json().data.fiscalYearStartMonth);
+    await t.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/books',
+      headers,
+      payload: { fiscalYearStartMonth: before.json().data.fiscalYearStartMonth },
+    });
   });
 });
 

@@ -2,7 +2,9 @@ import { isUuid } from '@firm/core';
 import type { Executor } from '@firm/db';
 import {
   authenticateAccessToken,
+  type ApiKeyLookup,
   authenticateApiKey,
+  LookupCache,
   type Credential,
   canSeeOrganization,
   findVisibleOrganization,
@@ -27,6 +29,11 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The request's credential, resolved once per request: rate limiting keys on it before auth runs. */
     resolveCredential(request: FastifyRequest): Promise<Credential | null>;
+    /**
+     * API keys and the organizations they name, kept for AUTH_CACHE_TTL_MS. A route that changes an organization or
+     * a key clears it, so this process sees its own changes at once; other processes see them when entries expire.
+     */
+    apiKeyCache: LookupCache<ApiKeyLookup>;
   }
 }
 
@@ -65,8 +72,10 @@ function bearerToken(request: FastifyRequest): string | null {
  * and documents them in the OpenAPI document.
  */
 export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => {
+  const apiKeyCache = new LookupCache<ApiKeyLookup>(app.config.AUTH_CACHE_TTL_MS);
+  app.decorate('apiKeyCache', apiKeyCache);
   const authenticators: Authenticator[] = [
-    (db, token, organizationId) => authenticateApiKey(db, token, { organizationId }),
+    (db, token, organizationId) => authenticateApiKey(db, token, { organizationId, cache: apiKeyCache }),
     (db, token) => authenticateAccessToken(db, token),
     ...(opts.authenticators ?? []),
   ];

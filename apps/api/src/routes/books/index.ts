@@ -51,6 +51,8 @@ export const bookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         await setBooksClosedThrough(tx, ctx, request.organization.id, body.booksClosedThrough);
       }
     });
+    // The organization's row changed: lookups that kept it start again.
+    app.apiKeyCache.clear();
     return { data: await read(request) };
   };
 
