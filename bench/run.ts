@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { openDatabase } from '@firm/db';
 import { adminQuery, withDatabase } from '@firm/db/testing';
@@ -180,6 +181,8 @@ async function main() {
     const rows: string[] = [];
     for (const c of [10, 50]) {
       await httpLoad(started.base, headers, body, c); // warm-up
+      // Planner statistics as autovacuum keeps them on a live database (a run is shorter than its naptime).
+      await database.db.execute(sql`analyze`);
       const http = await httpLoad(started.base, headers, body, c);
       const plain = await sqlLoad(url, orgA.id, debit, credit, c);
       rows.push(

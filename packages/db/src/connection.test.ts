@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgErrorOf, rowsOf } from './connection';
+import { pgErrorOf, preparedStatement, rowsOf } from './connection';
 import { createTestDatabase, type TestDatabase } from './testing';
 
 let database: TestDatabase;
@@ -33,5 +33,25 @@ describe('database', () => {
       .catch((e: unknown) => e);
     expect(pgErrorOf(err)).toMatchObject({ code: '23514' });
     expect(pgErrorOf(err)?.message).toMatch(/accounts_subtype_matches_type/);
+  });
+
+  it('runs a prepared statement with arrays, on the database and in a transaction', async () => {
+    const sum = preparedStatement<{ total: number; n: number }>(
+      'test_sum_of',
+      sql`select coalesce(sum(v), 0)::int as total, cardinality(${sql.placeholder('values')}::int[]) as n
+          from unnest(${sql.placeholder('values')}::int[]) v`,
+    );
+    expect(await sum(database.db, { values: [1, 2, 3] })).toEqual([{ total: 6, n: 3 }]);
+    expect(await sum(database.db, { values: [] })).toEqual([{ total: 0, n: 0 }]);
+    await database.db.transaction(async (tx) => {
+      expect(await sum(tx, { values: [40, 2] })).toEqual([{ total: 42, n: 2 }]);
+      if (database.kind === 'postgres') {
+        // Named on the connection: the next run sends only its values.
+        const named = rowsOf<{ n: number }>(
+          await tx.execute(sql`select count(*)::int as n from pg_prepared_statements where name = 'test_sum_of'`),
+        );
+        expect(named[0]?.n).toBe(1);
+      }
+    });
   });
 });
