@@ -181,9 +181,11 @@ async function main() {
     const rows: string[] = [];
     for (const c of [10, 50]) {
       await httpLoad(started.base, headers, body, c); // warm-up
-      // Planner statistics as autovacuum keeps them on a live database (a run is shorter than its naptime).
-      await database.db.execute(sql`analyze`);
+      // Each side starts from a vacuumed database with current planner statistics, as autovacuum keeps a live one
+      // (a run is shorter than its naptime): neither inherits the other's dead rollup row versions.
+      await database.db.execute(sql`vacuum analyze`);
       const http = await httpLoad(started.base, headers, body, c);
+      await database.db.execute(sql`vacuum analyze`);
       const plain = await sqlLoad(url, orgA.id, debit, credit, c);
       rows.push(
         `posting c=${c}: route ${fmt(http.rps)} req/s p50 ${fmt(http.p50)} ms p99 ${fmt(http.p99)} ms (errors ${http.errors}) | ` +

@@ -122,7 +122,7 @@ export async function authenticateApiKey(
   const now = options.now ?? new Date();
   const hint = options.organizationId;
   const hash = hashSecret(presented);
-  const cacheKey = `${hash}|${hint ?? ''}`;
+  const cacheKey = `${hash}|${hint?.toLowerCase() ?? ''}`;
   let found = options.cache?.get(cacheKey, now.getTime());
   if (!found) {
     const generation = options.cache?.generation ?? 0;

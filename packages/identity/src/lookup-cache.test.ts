@@ -26,10 +26,14 @@ describe('LookupCache', () => {
     expect(cache.get('k', 0)).toBeUndefined();
   });
 
-  it('starts over rather than grow past its bound', () => {
+  it('drops its oldest entry rather than grow past its bound', () => {
     const cache = new LookupCache<number>(1000, 3);
     for (let i = 0; i < 4; i++) cache.set(`k${i}`, i, cache.generation, 0);
     expect(cache.get('k0', 1)).toBeUndefined();
-    expect(cache.get('k3', 1)).toBe(3);
+    expect([cache.get('k1', 1), cache.get('k2', 1), cache.get('k3', 1)]).toEqual([1, 2, 3]);
+    cache.set('k1', 10, cache.generation, 2);
+    cache.set('k4', 4, cache.generation, 2);
+    expect(cache.get('k2', 3)).toBeUndefined();
+    expect([cache.get('k1', 3), cache.get('k3', 3), cache.get('k4', 3)]).toEqual([10, 3, 4]);
   });
 });

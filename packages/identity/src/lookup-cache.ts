@@ -31,7 +31,12 @@ export class LookupCache<T> {
   /** Keeps `value` unless the cache is off or was cleared since `generation` was taken. */
   set(key: string, value: T, generation: number, now = Date.now()): void {
     if (this.ttlMs <= 0 || generation !== this.#generation) return;
-    if (this.#entries.size >= this.maxEntries) this.#entries.clear();
+    this.#entries.delete(key);
+    if (this.#entries.size >= this.maxEntries) {
+      // Entries are kept in the order they were set: the first is the oldest.
+      const oldest = this.#entries.keys().next();
+      if (!oldest.done) this.#entries.delete(oldest.value);
+    }
     this.#entries.set(key, { value, expiresAt: now + this.ttlMs });
   }
 

@@ -109,12 +109,14 @@ export function checkPostableAccounts(
   refs: readonly { accountId: string; field: string }[],
   rows: readonly PostableAccount[],
 ): Map<string, PostableAccount> {
-  const found = new Map(rows.map((r) => [r.id, r]));
+  // Ids come back in lower case; a caller may write a UUID in either.
+  const found = new Map(rows.map((r) => [r.id.toLowerCase(), r]));
+  const missing = (r: { accountId: string }) => !found.has(r.accountId.toLowerCase());
   const bad: ErrorDetail[] = refs
-    .filter((r) => !found.has(r.accountId))
+    .filter(missing)
     .map((r) => ({ field: r.field, message: 'not an active account of this organization' }));
   if (bad.length > 0) {
-    const first = refs.find((r) => !found.has(r.accountId));
+    const first = refs.find(missing);
     throw new DomainError(
       'INVALID_ACCOUNT',
       bad.length === 1

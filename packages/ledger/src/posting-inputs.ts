@@ -128,6 +128,24 @@ export function journalEntryLines(input: { lines: DebitCreditLine[] }): PostingL
   return input.lines.map((line, i) => signedLine(line, `lines[${i}]`));
 }
 
+const ACCOUNT_ID_FIELDS = ['sourceAccountId', 'destinationAccountId', 'fromAccountId', 'toAccountId'] as const;
+
+/**
+ * The input with every account id in the lower case the database returns: a UUID names the same account in either
+ * case, and the entry, its events and the checks against the accounts read all see one spelling.
+ */
+export function withCanonicalAccountIds<T extends PostingInput>(input: T): T {
+  const copy: Record<string, unknown> = { ...input };
+  for (const field of ACCOUNT_ID_FIELDS) {
+    const id = copy[field];
+    if (typeof id === 'string') copy[field] = id.toLowerCase();
+  }
+  if ('lines' in input) {
+    copy.lines = input.lines.map((line) => ({ ...line, accountId: line.accountId.toLowerCase() }));
+  }
+  return copy as T;
+}
+
 /** The lines a posting input stands for, before any account is looked up. */
 export function postingLines(input: PostingInput): PostingLine[] {
   switch (input.kind) {

@@ -14,7 +14,7 @@ import {
   type PostableAccount,
   type PostingLine,
 } from './lines';
-import { checkPostingAccounts, type PostingInput, postingLines } from './posting-inputs';
+import { checkPostingAccounts, type PostingInput, postingLines, withCanonicalAccountIds } from './posting-inputs';
 
 /** What a posting route returns. */
 export interface PostingReceipt {
@@ -61,7 +61,8 @@ export interface PostingPlan {
 }
 
 /** Checks what can be checked without the database: the date, the lines, the amounts. */
-export function planPosting(input: PostingInput): PostingPlan {
+export function planPosting(raw: PostingInput): PostingPlan {
+  const input = withCanonicalAccountIds(raw);
   return { input, date: checkDate(input.date, 'date'), lines: postingLines(input) };
 }
 
@@ -125,7 +126,7 @@ export async function postTransaction(
 ): Promise<PostingReceipt> {
   const plan = planPosting(input);
   const check = async () =>
-    checkPostingAccounts(input, await loadPostableAccounts(tx, ctx.firmId, organizationId, plan.lines));
+    checkPostingAccounts(plan.input, await loadPostableAccounts(tx, ctx.firmId, organizationId, plan.lines));
   await check();
   const posting = preparePosting(ctx, organizationId, plan);
   if (!(await writePosting(tx, ctx, posting))) {

@@ -6,7 +6,9 @@ import {
   idempotencyLockKey,
   type PostableAccount,
   type PostingInput,
+  type PostingPlan,
   type PostingReceipt,
+  type PreparedPosting,
   planPosting,
   postableAccountsQuery,
   preparePosting,
@@ -193,9 +195,21 @@ export async function runIdempotentPosting(
   const k = keyOf(request);
   const db = request.server.database.db;
   const ctx = ledgerContext(request);
-  const plan = planPosting(input);
   const live = sql`select k.request_hash, k.response_status, k.response_body from idempotency_keys k
     where ${k.same} and k.expires_at > now()`;
+  let plan: PostingPlan;
+  let posting: PreparedPosting;
+  try {
+    plan = planPosting(input);
+    posting = preparePosting(ctx, k.organizationId, plan);
+  } catch (err) {
+    // A key that already answered a request replays it, or refuses this body as another request: whatever is
+    // wrong with this body, the caller learns first that the key is taken.
+    if (!(err instanceof DomainError)) throw err;
+    const [stored] = rowsOf<StoredRecord>(await db.execute(live));
+    if (stored) return send(reply, replayOf(k, stored));
+    throw err;
+  }
   /** Why nothing was written: a replay, or a refusal thrown. */
   const whyNotWritten = async () => {
     const [read] = rowsOf<{ stored: StoredRecord | null; accounts: PostableAccount[] }>(
@@ -216,7 +230,6 @@ export async function runIdempotentPosting(
   if (!plan.lines.every((l) => isUuid(l.accountId))) return whyNotWritten();
 
   for (let attempt = 0; ; attempt++) {
-    const posting = preparePosting(ctx, k.organizationId, plan);
     const body = receiptOf(posting.receipt);
     try {
       const written = await writePosting(db, ctx, posting, { ...k, response: { status: 201, body } });
@@ -225,6 +238,7 @@ export async function runIdempotentPosting(
     } catch (err) {
       if (!isKeyTaken(err) || attempt >= 2) throw err;
       await db.execute(sql`delete from idempotency_keys k where ${k.same} and k.expires_at <= now()`);
+      posting = preparePosting(ctx, k.organizationId, plan);
     }
   }
 }

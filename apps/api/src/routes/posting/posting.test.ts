@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { accounts, idempotencyKeys, journalEntries, journalLines, purgeExpiredIdempotencyKeys } from '@firm/db';
-import { and, count, eq } from 'drizzle-orm';
+import {
+  accounts,
+  idempotencyKeys,
+  journalEntries,
+  journalLines,
+  outboxEvents,
+  purgeExpiredIdempotencyKeys,
+} from '@firm/db';
+import { and, count, desc, eq } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
@@ -112,6 +119,60 @@ describe('posting routes, organization-header form', () => {
     const je = await post('/api/v1/journal-entries', balanced(777));
     expect(je.statusCode).toBe(201);
     expect((await entryOf(je.json().journalEntryId)).totalCents).toBe(777);
+  });
+});
+
+describe('posting lines', () => {
+  it('keeps many lines in their order, with their descriptions exactly as sent', async () => {
+    const descriptions = [undefined, '', 'NULL', 'a,b {c} "d" \\e', 'Ünïcödé — 日本'];
+    const lines = descriptions.map((description, i) => ({
+      accountId: acct(i % 2 === 0 ? '6300' : '6500'),
+      postingType: 'debit',
+      amount: 100 * (i + 1),
+      ...(description === undefined ? {} : { description }),
+    }));
+    const res = await post(
+      '/api/v1/journal-entries',
+      journalEntry([...lines, { accountId: acct('1000'), postingType: 'credit', amount: 1500 }]),
+    );
+    expect(res.statusCode, res.body).toBe(201);
+    const entry = await entryOf(res.json().journalEntryId);
+    expect(
+      entry.lines.map((l: { lineNo: number; description: string | null; debitCents: number; creditCents: number }) => [
+        l.lineNo,
+        l.description,
+        l.debitCents,
+        l.creditCents,
+      ]),
+    ).toEqual([
+      [1, null, 100, 0],
+      [2, '', 200, 0],
+      [3, 'NULL', 300, 0],
+      [4, 'a,b {c} "d" \\e', 400, 0],
+      [5, 'Ünïcödé — 日本', 500, 0],
+      [6, null, 0, 1500],
+    ]);
+  });
+
+  it('takes account ids in either case, and stores and publishes them in lower case', async () => {
+    const res = await post(
+      '/api/v1/journal-entries',
+      journalEntry([
+        { accountId: acct('6300').toUpperCase(), postingType: 'debit', amount: 77 },
+        { accountId: acct('1000'), postingType: 'credit', amount: 77 },
+      ]),
+    );
+    expect(res.statusCode, res.body).toBe(201);
+    const id = res.json().journalEntryId;
+    const entry = await entryOf(id);
+    expect(entry.lines.map((l: { accountId: string }) => l.accountId)).toEqual([acct('6300'), acct('1000')]);
+    const [event] = await t.database.db
+      .select({ payload: outboxEvents.payload })
+      .from(outboxEvents)
+      .where(and(eq(outboxEvents.type, 'entry.posted'), eq(outboxEvents.organizationId, t.orgId)))
+      .orderBy(desc(outboxEvents.createdAt))
+      .limit(1);
+    expect(event?.payload).toMatchObject({ id, lines: [{ accountId: acct('6300') }, { accountId: acct('1000') }] });
   });
 });
 
@@ -296,6 +357,8 @@ describe('bad input: each refused with its code, and nothing written', () => {
       amount: 10,
     });
     await refused('/api/v1/transfers', transfer(acct('1000')), 422, 'INVALID_TRANSFER');
+    await refused('/api/v1/transfers', transfer(acct('1000').toUpperCase()), 422, 'INVALID_TRANSFER');
+    await refused('/api/v1/transfers', transfer(acct('4000').toUpperCase()), 422, 'INVALID_TRANSFER');
     await refused('/api/v1/transfers', transfer(acct('4000')), 422, 'INVALID_TRANSFER');
     await refused('/api/v1/transfers', transfer(acct('6300')), 422, 'INVALID_TRANSFER');
   });
@@ -361,6 +424,53 @@ describe('idempotency', () => {
     expect(res.statusCode).toBe(422);
     expect(res.json().error).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED', retryable: false });
     expect(await written()).toEqual(before);
+  });
+
+  it('refuses the same key with a body that is itself wrong as IDEMPOTENCY_KEY_REUSED', async () => {
+    const key = randomUUID();
+    expect((await post('/api/v1/journal-entries', balanced(3), key)).statusCode).toBe(201);
+    const before = await written();
+    const unbalanced = journalEntry([
+      { accountId: acct('6300'), postingType: 'debit', amount: 3 },
+      { accountId: acct('1000'), postingType: 'credit', amount: 2 },
+    ]);
+    // Unbalanced is found before the key is read; the key still wins.
+    const res = await post('/api/v1/journal-entries', unbalanced, key);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(await written()).toEqual(before);
+  });
+
+  it('replays a receipt after an account it names is archived', async () => {
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/accounts',
+      headers: t.orgHeaders,
+      payload: { code: '6998', name: 'Short-lived', type: 'expense' },
+    });
+    const accountId = created.json().data.id;
+    const body = journalEntry([
+      { accountId, postingType: 'debit', amount: 64 },
+      { accountId: acct('1000'), postingType: 'credit', amount: 64 },
+    ]);
+    const key = randomUUID();
+    const first = await post('/api/v1/journal-entries', body, key);
+    expect(first.statusCode).toBe(201);
+    const archived = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/accounts/${accountId}`,
+      headers: t.orgHeaders,
+      payload: { archived: true },
+    });
+    expect(archived.statusCode).toBe(200);
+    const before = await written();
+    const again = await post('/api/v1/journal-entries', body, key);
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    expect(await written()).toEqual(before);
+    // A new key with the same body is a new posting, refused now.
+    expect((await post('/api/v1/journal-entries', body)).json().error.code).toBe('INVALID_ACCOUNT');
   });
 
   it('scopes keys by route and by organization form', async () => {
