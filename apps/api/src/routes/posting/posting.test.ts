@@ -65,6 +65,28 @@ async function entryOf(id: string) {
   return res.json().data;
 }
 
+/** A new expense account of the organization; its id. */
+async function newAccount(code: string, name: string): Promise<string> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/accounts',
+    headers: t.orgHeaders,
+    payload: { code, name, type: 'expense' },
+  });
+  expect(res.statusCode).toBe(201);
+  return res.json().data.id;
+}
+
+async function archiveAccount(id: string): Promise<void> {
+  const res = await t.app.inject({
+    method: 'PATCH',
+    url: `/api/v1/accounts/${id}`,
+    headers: t.orgHeaders,
+    payload: { archived: true },
+  });
+  expect(res.statusCode).toBe(200);
+}
+
 describe('posting routes, organization-header form', () => {
   it('posts a purchase: source credited with the total, each line debited; receipt with postedAt', async () => {
     const res = await post('/api/v1/purchases', {
@@ -314,19 +336,8 @@ describe('bad input: each refused with its code, and nothing written', () => {
       .select()
       .from(accounts)
       .where(and(eq(accounts.organizationId, otherOrgOfSameFirm), eq(accounts.code, '6300')));
-    const archived = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/accounts',
-      headers: t.orgHeaders,
-      payload: { code: '6999', name: 'Old', type: 'expense' },
-    });
-    const archivedId = archived.json().data.id;
-    await t.app.inject({
-      method: 'PATCH',
-      url: `/api/v1/accounts/${archivedId}`,
-      headers: t.orgHeaders,
-      payload: { archived: true },
-    });
+    const archivedId = await newAccount('6999', 'Old');
+    await archiveAccount(archivedId);
     const messages = new Set<string>();
     for (const accountId of [other.accounts[0]?.id, sibling?.id, archivedId, randomUUID()]) {
       const error = await refused(
@@ -442,13 +453,7 @@ describe('idempotency', () => {
   });
 
   it('replays a receipt after an account it names is archived', async () => {
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/accounts',
-      headers: t.orgHeaders,
-      payload: { code: '6998', name: 'Short-lived', type: 'expense' },
-    });
-    const accountId = created.json().data.id;
+    const accountId = await newAccount('6998', 'Short-lived');
     const body = journalEntry([
       { accountId, postingType: 'debit', amount: 64 },
       { accountId: acct('1000'), postingType: 'credit', amount: 64 },
@@ -456,13 +461,7 @@ describe('idempotency', () => {
     const key = randomUUID();
     const first = await post('/api/v1/journal-entries', body, key);
     expect(first.statusCode).toBe(201);
-    const archived = await t.app.inject({
-      method: 'PATCH',
-      url: `/api/v1/accounts/${accountId}`,
-      headers: t.orgHeaders,
-      payload: { archived: true },
-    });
-    expect(archived.statusCode).toBe(200);
+    await archiveAccount(accountId);
     const before = await written();
     const again = await post('/api/v1/journal-entries', body, key);
     expect(again.statusCode).toBe(201);
