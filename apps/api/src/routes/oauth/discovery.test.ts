@@ -146,6 +146,7 @@ describe('POST /api/oauth/register (RFC 7591)', () => {
     ['an unknown scope', { scope: 'everything:all' }],
     ['no redirect URI', { redirect_uris: [] }],
     ['redirect_uris missing', { redirect_uris: undefined }],
+    ['a NUL character in a name', { client_name: 'App\u0000' }],
   ])('refuses %s: invalid_client_metadata', async (_name, extra) => {
     const res = await register({ redirect_uris: ['https://app.example/cb'], ...extra });
     expect(res.statusCode).toBe(400);

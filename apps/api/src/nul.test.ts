@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { contacts, journalEntries } from '@firm/db';
+import { count, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './testing';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+async function stored() {
+  const db = t.database.db;
+  const [entries] = await db
+    .select({ n: count() })
+    .from(journalEntries)
+    .where(eq(journalEntries.organizationId, t.orgId));
+  const [people] = await db.select({ n: count() }).from(contacts).where(eq(contacts.organizationId, t.orgId));
+  return { entries: entries?.n, contacts: people?.n };
+}
+
+const post = (url: string, payload: object) =>
+  t.app.inject({ method: 'POST', url, headers: { ...t.orgHeaders, 'idempotency-key': randomUUID() }, payload });
+
+describe('the NUL character, which Postgres text cannot hold', () => {
+  it('is refused in a body with 400 naming the field, and nothing is written', async () => {
+    const before = await stored();
+    const cases: [string, object, string][] = [
+      [
+        '/api/v1/journal-entries',
+        {
+          txnDate: '2026-05-04',
+          lines: [
+            { accountId: t.account('6300'), postingType: 'debit', amount: 5, description: 'a\u0000b' },
+            { accountId: t.account('1000'), postingType: 'credit', amount: 5 },
+          ],
+        },
+        'body.lines.0.description',
+      ],
+      [
+        '/api/v1/entries',
+        {
+          date: '2026-05-04',
+          memo: '\u0000',
+          lines: [
+            { accountId: t.account('6300'), debitCents: 5 },
+            { accountId: t.account('1000'), creditCents: 5 },
+          ],
+        },
+        'body.memo',
+      ],
+      ['/api/v1/contacts', { kind: 'customer', name: 'Acme\u0000 Ltd' }, 'body.name'],
+    ];
+    for (const [url, payload, field] of cases) {
+      const res = await post(url, payload);
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: [{ field, message: 'must not contain the NUL character (U+0000)' }],
+      });
+    }
+    expect(await stored()).toEqual(before);
+  });
+
+  it('is refused in a query string', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/entries?cursor=%00', headers: t.orgHeaders });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.details).toEqual([
+      { field: 'querystring.cursor', message: 'must not contain the NUL character (U+0000)' },
+    ]);
+  });
+
+  it('does not refuse the text \\u0000 written out', async () => {
+    const res = await post('/api/v1/contacts', { kind: 'customer', name: 'Literal \\u0000 Co' });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().data.name).toBe('Literal \\u0000 Co');
+  });
+});
