@@ -3,7 +3,7 @@ import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-prov
 import type { Database } from '@firm/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { type Config, trustProxyOf } from './config';
-import { refuseNulCharacters } from './nul';
+import { refuseUnstorableText } from './text';
 import { errorsPlugin } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
 import { openapiPlugin } from './plugins/openapi';
@@ -84,7 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(oauthRoutes);
   await app.register(
     async (v1) => {
-      v1.addHook('preValidation', refuseNulCharacters);
+      v1.addHook('preValidation', refuseUnstorableText);
       await v1.register(organizationRoutes);
       await v1.register(accountRoutes);
       await v1.register(entryRoutes);

@@ -54,6 +54,11 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
     description: 'A transfer needs two different balance-sheet accounts.',
   },
   PERIOD_CLOSED: { status: 422, retryable: false, description: 'The date is on or before the books-closed date.' },
+  AMOUNT_OUT_OF_RANGE: {
+    status: 422,
+    retryable: false,
+    description: 'A total or balance would be larger than the ledger keeps (amounts are exact up to 2^53-1 cents).',
+  },
   IDEMPOTENCY_KEY_REQUIRED: {
     status: 400,
     retryable: false,

@@ -1,10 +1,21 @@
 import { type TSchema, Type } from 'typebox';
 
 /** Building blocks shared by every route module's schemas. */
-export const Uuid = (description?: string) => Type.String({ format: 'uuid', ...(description ? { description } : {}) });
+/** A UUID written plainly (no `urn:uuid:` prefix), in either case. */
+export const Uuid = (description?: string) =>
+  Type.String({
+    format: 'uuid',
+    pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+    ...(description ? { description } : {}),
+  });
 
+/** A calendar date from 1900-01-01 to 9999-12-31. */
 export const IsoDate = (description?: string) =>
-  Type.String({ format: 'date', description: description ?? 'Calendar date, YYYY-MM-DD.' });
+  Type.String({
+    format: 'date',
+    pattern: '^(19|[2-9][0-9])[0-9]{2}-[0-9]{2}-[0-9]{2}$',
+    description: description ?? 'Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.',
+  });
 
 export const Timestamp = () => Type.String({ format: 'date-time' });
 

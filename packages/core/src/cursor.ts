@@ -1,4 +1,6 @@
+import { isIsoDate } from './dates';
 import { DomainError } from './errors';
+import { isUuid } from './ids';
 
 /**
  * Opaque list cursors: base64url of a small JSON tuple of the last row's sort keys.
@@ -8,13 +10,32 @@ export function encodeCursor(keys: readonly (string | number)[]): string {
   return Buffer.from(JSON.stringify(keys), 'utf8').toString('base64url');
 }
 
-export function decodeCursor(cursor: string, arity: number): (string | number)[] {
+/** What one key of a cursor must be: a UUID, a YYYY-MM-DD date, any string, or a whole number within int4. */
+export type CursorKey = 'uuid' | 'date' | 'string' | 'int';
+
+const keyIsValid: Record<CursorKey, (k: unknown) => boolean> = {
+  uuid: (k) => typeof k === 'string' && isUuid(k),
+  date: (k) => typeof k === 'string' && isIsoDate(k),
+  string: (k) => typeof k === 'string',
+  int: (k) => typeof k === 'number' && Number.isInteger(k) && k >= 0 && k <= 2_147_483_647,
+};
+
+/**
+ * The keys of a cursor, each checked against `shape` (or, given a number, only their count), so that a forged
+ * cursor is a 400 and never reaches a query.
+ */
+export function decodeCursor(cursor: string, shape: number | readonly CursorKey[]): (string | number)[] {
   try {
     const keys: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    const arity = typeof shape === 'number' ? shape : shape.length;
     if (
       Array.isArray(keys) &&
       keys.length === arity &&
-      keys.every((k) => typeof k === 'string' || typeof k === 'number')
+      keys.every((k, i) =>
+        typeof shape === 'number'
+          ? typeof k === 'string' || typeof k === 'number'
+          : keyIsValid[shape[i] as CursorKey](k),
+      )
     ) {
       return keys;
     }

@@ -4,3 +4,4 @@ export * from './errors';
 export * from './events';
 export * from './ids';
 export * from './scopes';
+export * from './dates';

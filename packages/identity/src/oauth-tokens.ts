@@ -320,7 +320,7 @@ export async function listConnections(
   firmId: string,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<Page<Connection>> {
-  const after = page.cursor ? gt(oauthGrants.id, String(decodeCursor(page.cursor, 1)[0])) : undefined;
+  const after = page.cursor ? gt(oauthGrants.id, String(decodeCursor(page.cursor, ['uuid'])[0])) : undefined;
   const rows = await db
     .select({ grant: oauthGrants, client: oauthClients, email: users.email })
     .from(oauthGrants)

@@ -19,7 +19,7 @@ export async function listOrganizations(
   page: { limit: number; cursor?: string | undefined },
 ): Promise<Page<Organization>> {
   if (credential.organizationIds?.length === 0) return { data: [], nextCursor: null };
-  const after = page.cursor ? gt(organizations.id, String(decodeCursor(page.cursor, 1)[0])) : undefined;
+  const after = page.cursor ? gt(organizations.id, String(decodeCursor(page.cursor, ['uuid'])[0])) : undefined;
   const rows = await db
     .select()
     .from(organizations)

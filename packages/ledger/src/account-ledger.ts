@@ -1,6 +1,7 @@
 import { type AccountType, decodeCursor, encodeCursor } from '@firm/core';
 import { type Executor, rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
+import { checkDateRange, todayUtc } from './dates';
 
 /** +1 when the account's normal balance is a debit, -1 when it is a credit. */
 export const normalSign = (type: AccountType): 1 | -1 => (type === 'asset' || type === 'expense' ? 1 : -1);
@@ -68,14 +69,16 @@ export async function accountLedger(
 ): Promise<AccountLedger> {
   const balance = (signed: number) => inNormalDirection(account.type, signed);
   const start = query.startDate ?? null;
-  const end = query.endDate ?? null;
+  // As the reports: the balance through today unless the caller names another end.
+  const end = query.endDate ?? todayUtc();
+  checkDateRange(start, end);
   const dayBefore = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
   const opening = start ? await postedSum(db, organizationId, account.id, null, dayBefore(start)) : 0;
   const inRange = await postedSum(db, organizationId, account.id, start, end);
 
   let after: [string, string, number] | null = null;
   if (query.cursor) {
-    const [d, e, n] = decodeCursor(query.cursor, 3);
+    const [d, e, n] = decodeCursor(query.cursor, ['date', 'uuid', 'int']);
     after = [String(d), String(e), Number(n)];
   }
   const rows = rowsOf<{

@@ -94,7 +94,7 @@ export async function listAccounts(
 ): Promise<Page<Account>> {
   let after: ReturnType<typeof or>;
   if (filter.cursor) {
-    const [code, id] = decodeCursor(filter.cursor, 2).map(String) as [string, string];
+    const [code, id] = decodeCursor(filter.cursor, ['string', 'uuid']).map(String) as [string, string];
     after = or(gt(accounts.code, code), and(eq(accounts.code, code), gt(accounts.id, id)));
   }
   const rows = await db

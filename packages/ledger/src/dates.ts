@@ -1,23 +1,31 @@
-import { DomainError } from '@firm/core';
+import { DomainError, FIRST_DATE, isIsoDate, LAST_DATE } from '@firm/core';
 
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** True for a real calendar date written YYYY-MM-DD (2026-02-30 is not one). */
-export function isIsoDate(value: string): boolean {
-  const m = ISO_DATE.exec(value);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.toISOString().slice(0, 10) === value;
-}
+export { isIsoDate };
 
 export function checkDate(value: string, field: string): string {
   if (!isIsoDate(value)) {
-    throw new DomainError('VALIDATION_ERROR', `${field} must be a calendar date written YYYY-MM-DD`, [
-      { field, message: 'not a YYYY-MM-DD date' },
-    ]);
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      `${field} must be a calendar date written YYYY-MM-DD, from ${FIRST_DATE} to ${LAST_DATE}`,
+      [{ field, message: `not a YYYY-MM-DD date from ${FIRST_DATE} to ${LAST_DATE}` }],
+    );
   }
   return value;
 }
+
+/** Both dates valid, and the start (when there is one) not after the end. */
+export function checkDateRange(startDate: string | null, endDate: string): void {
+  if (startDate !== null) checkDate(startDate, 'startDate');
+  checkDate(endDate, 'endDate');
+  if (startDate !== null && startDate > endDate) {
+    throw new DomainError('VALIDATION_ERROR', 'startDate is after endDate', [
+      { field: 'startDate', message: 'after endDate' },
+    ]);
+  }
+}
+
+/** Today's date in UTC, the default end of reports and balances. */
+export const todayUtc = (): string => new Date().toISOString().slice(0, 10);
 
 export function addDays(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);

@@ -22,6 +22,13 @@ export function ledgerErrorOf(err: unknown): DomainError | null {
   if (pgErr.code === '23503' && pgErr.message.includes('journal_lines_account_fk')) {
     return new DomainError('INVALID_ACCOUNT', 'a line names an account that is not an account of this organization');
   }
+  // A sum past what bigint holds: a day's rollup or a balance beyond 9.2 * 10^18 cents.
+  if (pgErr.code === '22003') {
+    return new DomainError(
+      'AMOUNT_OUT_OF_RANGE',
+      'a total or balance would be larger than the ledger can keep; amounts are exact up to 2^53-1 cents',
+    );
+  }
   return null;
 }
 

@@ -2,7 +2,7 @@ export * from './account-ledger';
 export * from './accounts';
 export * from './chart-template';
 export * from './context';
-export { fiscalYearStart, isIsoDate } from './dates';
+export { fiscalYearStart, isIsoDate, todayUtc } from './dates';
 export * from './db-errors';
 export * from './entries';
 export * from './events';

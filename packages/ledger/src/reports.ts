@@ -2,7 +2,7 @@ import { type AccountSubtype, type AccountType, DomainError, isUuid } from '@fir
 import { type Executor, rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import { inNormalDirection } from './account-ledger';
-import { checkDate, fiscalYearStart } from './dates';
+import { checkDate, checkDateRange, fiscalYearStart } from './dates';
 
 /**
  * Financial reports. Balances come from account_daily_balances (one row per account and day, kept by the
@@ -26,16 +26,6 @@ interface AccountNet extends ReportAccount {
 }
 
 const sumOf = <T>(rows: readonly T[], pick: (row: T) => number) => rows.reduce((sum, row) => sum + pick(row), 0);
-
-function checkRange(startDate: string | null, endDate: string): void {
-  if (startDate !== null) checkDate(startDate, 'startDate');
-  checkDate(endDate, 'endDate');
-  if (startDate !== null && startDate > endDate) {
-    throw new DomainError('VALIDATION_ERROR', 'startDate is after endDate', [
-      { field: 'startDate', message: 'after endDate' },
-    ]);
-  }
-}
 
 /** Per account, the signed sum of posted lines dated in [from, through] (from null: since the beginning). */
 async function accountNets(
@@ -107,7 +97,7 @@ export async function trialBalance(
   range: { startDate?: string | undefined; endDate: string },
 ): Promise<TrialBalance> {
   const startDate = range.startDate ?? null;
-  checkRange(startDate, range.endDate);
+  checkDateRange(startDate, range.endDate);
   const nets = await accountNets(db, organizationId, startDate, range.endDate, ALL_TYPES);
   const rows = nets.map(({ netCents, ...account }) => ({
     ...account,
@@ -245,7 +235,7 @@ export async function profitAndLoss(
   organizationId: string,
   range: { startDate: string; endDate: string },
 ): Promise<ProfitAndLoss> {
-  checkRange(range.startDate, range.endDate);
+  checkDateRange(range.startDate, range.endDate);
   const nets = await accountNets(db, organizationId, range.startDate, range.endDate, ['income', 'expense']);
   const income = pnlSection(nets, 'income');
   const costOfSales = pnlSection(nets, 'cost_of_sales');
@@ -302,7 +292,7 @@ export async function generalLedger(
   organizationId: string,
   query: { startDate: string; endDate: string; accountId?: string | undefined },
 ): Promise<GeneralLedger> {
-  checkRange(query.startDate, query.endDate);
+  checkDateRange(query.startDate, query.endDate);
   const accountId = query.accountId ?? null;
   if (accountId !== null && !isUuid(accountId)) throw accountNotFound();
   const accounts = rowsOf<{ id: string; code: string; name: string; type: AccountType; subtype: AccountSubtype }>(

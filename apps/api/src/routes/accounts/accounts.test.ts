@@ -249,3 +249,73 @@ describe('accounts', () => {
     expect(res.statusCode).toBe(400);
   });
 });
+
+describe('account detail: odd ids, dates and cursors', () => {
+  const detail = (id: string, query = '') =>
+    t.app.inject({ method: 'GET', url: `/api/v1/accounts/${id}${query}`, headers: t.orgHeaders });
+  const cursorOf = (keys: unknown[]) => Buffer.from(JSON.stringify(keys)).toString('base64url');
+
+  it('refuses an id written urn:uuid:… with 400 on every method', async () => {
+    const id = `urn:uuid:${t.account('1000')}`;
+    for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+      const res = await t.app.inject({
+        method,
+        url: `/api/v1/accounts/${id}`,
+        headers: t.orgHeaders,
+        ...(method === 'PATCH' ? { payload: { name: 'x' } } : {}),
+      });
+      expect(res.statusCode, method).toBe(400);
+      expect(res.json().error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+
+  it('refuses dates before 1900 and a start after the end with 400', async () => {
+    const id = t.account('1000');
+    for (const query of ['?startDate=0001-01-01', '?endDate=1899-12-31', '?startDate=2026-12-01&endDate=2026-01-31']) {
+      const res = await detail(id, query);
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json().error.code).toBe('VALIDATION_ERROR');
+    }
+    expect((await detail(id, '?startDate=1900-01-01')).statusCode).toBe(200);
+  });
+
+  it('refuses a forged cursor with 400, on the detail and on the list', async () => {
+    const id = t.account('1000');
+    for (const keys of [
+      ['nope', 'x', 1],
+      ['2026-01-01', 'x', 1],
+      ['2026-01-01', id, 1e12],
+    ]) {
+      const res = await detail(id, `?cursor=${cursorOf(keys)}`);
+      expect(res.statusCode, JSON.stringify(keys)).toBe(400);
+    }
+    const list = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/accounts?cursor=${cursorOf(['1000', 'x'])}`,
+      headers: t.orgHeaders,
+    });
+    expect(list.statusCode).toBe(400);
+    expect(list.json().error.details).toEqual([{ field: 'cursor', message: 'not a cursor returned by this API' }]);
+  });
+
+  it('gives the balance through today unless told another end, as the reports do', async () => {
+    const made = await create({ code: '1290', name: 'Future float', type: 'asset' });
+    const id = made.json().data.id;
+    const transfer = (date: string, amountCents: number) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/api/v1/companies/${t.orgId}/transfers`,
+        headers: { ...t.auth, 'idempotency-key': `${id}-${date}` },
+        payload: { date, fromAccountId: t.account('1000'), toAccountId: id, amountCents },
+      });
+    expect((await transfer('2026-01-15', 100)).statusCode).toBe(201);
+    expect((await transfer('2099-01-15', 5000)).statusCode).toBe(201);
+    const today = new Date().toISOString().slice(0, 10);
+    const now = await detail(id);
+    expect(now.json().data).toMatchObject({ balanceCents: 100, ledger: { endDate: today } });
+    const trial = await t.app.inject({ method: 'GET', url: '/api/v1/reports/trial-balance', headers: t.orgHeaders });
+    const row = trial.json().data.rows.find((r: { accountId: string }) => r.accountId === id);
+    expect(row.debitCents - row.creditCents).toBe(100);
+    expect((await detail(id, '?endDate=2099-12-31')).json().data.balanceCents).toBe(5100);
+  });
+});

@@ -22,7 +22,7 @@ import {
 } from '@firm/identity';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError, toErrorResponse } from '../../errors';
-import { refuseNulCharacters } from '../../nul';
+import { refuseUnstorableText } from '../../text';
 import { pageErrorHandler, sendErrorPage, sendPage } from '../../html';
 import { AUTHORIZATION_SERVER_METADATA_PATH, PROTECTED_RESOURCE_METADATA_PATH, publicOrigin } from '../../origin';
 import { ipKey } from '../../plugins/rate-limit';
@@ -340,7 +340,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const api = instance.withTypeProvider<TypeBoxTypeProvider>();
     await api.register(formbody);
     api.setErrorHandler(oauthErrorHandler);
-    api.addHook('preValidation', refuseNulCharacters);
+    api.addHook('preValidation', refuseUnstorableText);
 
     api.post(
       '/api/oauth/token',

@@ -9,7 +9,7 @@ import {
   outboxEvents,
   purgeExpiredIdempotencyKeys,
 } from '@firm/db';
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, count, desc, eq, sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
@@ -358,6 +358,35 @@ describe('bad input: each refused with its code, and nothing written', () => {
   it('an impossible date: 400', async () => {
     await refused('/api/v1/journal-entries', { ...balanced(), txnDate: '2026-02-30' }, 400, 'VALIDATION_ERROR');
     await refused(`/api/v1/journal-entries`, { ...balanced(), txnDate: '05/04/2026' }, 400, 'VALIDATION_ERROR');
+    // The books take dates from 1900-01-01 to 9999-12-31.
+    await refused('/api/v1/journal-entries', { ...balanced(), txnDate: '1899-12-31' }, 400, 'VALIDATION_ERROR');
+    await refused('/api/v1/journal-entries', { ...balanced(), txnDate: '0099-12-31' }, 400, 'VALIDATION_ERROR');
+    expect((await post('/api/v1/journal-entries', { ...balanced(), txnDate: '1900-01-01' })).statusCode).toBe(201);
+  });
+
+  it('a day whose total would pass what bigint holds: 422 AMOUNT_OUT_OF_RANGE', async () => {
+    const accountId = await newAccount('6997', 'Enormous');
+    // A day already holding nearly 2^63 cents: no posting path reaches this in a test's time (it takes over a
+    // thousand postings of 2^53-1 cents), so the rollup row is written directly and removed after.
+    await t.database.db.execute(sql`
+      insert into account_daily_balances (organization_id, account_id, day, amount_cents)
+      values (${t.orgId}, ${accountId}, '2031-01-01', 9223372036854775000)`);
+    try {
+      await refused(
+        '/api/v1/journal-entries',
+        journalEntry(
+          [
+            { accountId, postingType: 'debit', amount: Number.MAX_SAFE_INTEGER },
+            { accountId: acct('1000'), postingType: 'credit', amount: Number.MAX_SAFE_INTEGER },
+          ],
+          '2031-01-01',
+        ),
+        422,
+        'AMOUNT_OUT_OF_RANGE',
+      );
+    } finally {
+      await t.database.db.execute(sql`delete from account_daily_balances where account_id = ${accountId}`);
+    }
   });
 
   it('a transfer to the same account or to an income or expense account: 422 INVALID_TRANSFER', async () => {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Organization } from '@firm/identity';
-import { balanceSheet, fiscalYearStart, generalLedger, profitAndLoss, trialBalance } from '@firm/ledger';
+import { balanceSheet, fiscalYearStart, generalLedger, profitAndLoss, todayUtc, trialBalance } from '@firm/ledger';
 import type { FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import { errorResponses } from '../../errors';
@@ -21,7 +21,7 @@ interface Period {
   accountId?: string | undefined;
 }
 
-const today = () => new Date().toISOString().slice(0, 10);
+const today = todayUtc;
 /** Default end: today; default start: the first day of the fiscal year that contains the end. */
 const period = (organization: Organization, query: Period) => {
   const endDate = query.endDate ?? today();

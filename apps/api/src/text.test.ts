@@ -23,7 +23,7 @@ async function stored() {
 const post = (url: string, payload: object) =>
   t.app.inject({ method: 'POST', url, headers: { ...t.orgHeaders, 'idempotency-key': randomUUID() }, payload });
 
-describe('the NUL character, which Postgres text cannot hold', () => {
+describe('text Postgres cannot store', () => {
   it('is refused in a body with 400 naming the field, and nothing is written', async () => {
     const before = await stored();
     const cases: [string, object, string][] = [
@@ -75,5 +75,50 @@ describe('the NUL character, which Postgres text cannot hold', () => {
     const res = await post('/api/v1/contacts', { kind: 'customer', name: 'Literal \\u0000 Co' });
     expect(res.statusCode).toBe(201);
     expect(res.json().data.name).toBe('Literal \\u0000 Co');
+  });
+
+  it('refuses an unpaired surrogate (in a posting, a draft and a void reason) and keeps a paired one', async () => {
+    const before = await stored();
+    const surrogate = 'must be well-formed Unicode (a \\ud800-\\udfff escape without its pair)';
+    const posting = await post('/api/v1/journal-entries', {
+      txnDate: '2026-05-04',
+      memo: 'broken \ud800',
+      lines: [
+        { accountId: t.account('6300'), postingType: 'debit', amount: 5 },
+        { accountId: t.account('1000'), postingType: 'credit', amount: 5 },
+      ],
+    });
+    expect(posting.statusCode).toBe(400);
+    expect(posting.json().error.details).toEqual([{ field: 'body.memo', message: surrogate }]);
+    const draft = await post('/api/v1/entries', {
+      date: '2026-05-04',
+      lines: [
+        { accountId: t.account('6300'), debitCents: 5, description: '\udc00' },
+        { accountId: t.account('1000'), creditCents: 5 },
+      ],
+    });
+    expect(draft.json().error.details).toEqual([{ field: 'body.lines.0.description', message: surrogate }]);
+    expect(await stored()).toEqual(before);
+
+    const good = await post('/api/v1/journal-entries', {
+      txnDate: '2026-05-04',
+      memo: 'Paid 🎉',
+      lines: [
+        { accountId: t.account('6300'), postingType: 'debit', amount: 5 },
+        { accountId: t.account('1000'), postingType: 'credit', amount: 5 },
+      ],
+    });
+    expect(good.statusCode).toBe(201);
+    const id = good.json().journalEntryId;
+    const voided = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/entries/${id}/void`,
+      headers: t.orgHeaders,
+      payload: { reason: 'typo \ud83d' },
+    });
+    expect(voided.statusCode).toBe(400);
+    expect(voided.json().error.details).toEqual([{ field: 'body.reason', message: surrogate }]);
+    const entry = await t.app.inject({ method: 'GET', url: `/api/v1/entries/${id}`, headers: t.orgHeaders });
+    expect(entry.json().data).toMatchObject({ status: 'posted', memo: 'Paid 🎉' });
   });
 });
