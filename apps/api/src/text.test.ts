@@ -23,6 +23,15 @@ async function stored() {
 const post = (url: string, payload: object) =>
   t.app.inject({ method: 'POST', url, headers: { ...t.orgHeaders, 'idempotency-key': randomUUID() }, payload });
 
+const journalEntryWithMemo = (memo: string) => ({
+  txnDate: '2026-05-04',
+  memo,
+  lines: [
+    { accountId: t.account('6300'), postingType: 'debit', amount: 5 },
+    { accountId: t.account('1000'), postingType: 'credit', amount: 5 },
+  ],
+});
+
 describe('text Postgres cannot store', () => {
   it('is refused in a body with 400 naming the field, and nothing is written', async () => {
     const before = await stored();
@@ -80,14 +89,7 @@ describe('text Postgres cannot store', () => {
   it('refuses an unpaired surrogate (in a posting, a draft and a void reason) and keeps a paired one', async () => {
     const before = await stored();
     const surrogate = 'must be well-formed Unicode (a \\ud800-\\udfff escape without its pair)';
-    const posting = await post('/api/v1/journal-entries', {
-      txnDate: '2026-05-04',
-      memo: 'broken \ud800',
-      lines: [
-        { accountId: t.account('6300'), postingType: 'debit', amount: 5 },
-        { accountId: t.account('1000'), postingType: 'credit', amount: 5 },
-      ],
-    });
+    const posting = await post('/api/v1/journal-entries', journalEntryWithMemo('broken \ud800'));
     expect(posting.statusCode).toBe(400);
     expect(posting.json().error.details).toEqual([{ field: 'body.memo', message: surrogate }]);
     const draft = await post('/api/v1/entries', {
@@ -100,14 +102,7 @@ describe('text Postgres cannot store', () => {
     expect(draft.json().error.details).toEqual([{ field: 'body.lines.0.description', message: surrogate }]);
     expect(await stored()).toEqual(before);
 
-    const good = await post('/api/v1/journal-entries', {
-      txnDate: '2026-05-04',
-      memo: 'Paid 🎉',
-      lines: [
-        { accountId: t.account('6300'), postingType: 'debit', amount: 5 },
-        { accountId: t.account('1000'), postingType: 'credit', amount: 5 },
-      ],
-    });
+    const good = await post('/api/v1/journal-entries', journalEntryWithMemo('Paid 🎉'));
     expect(good.statusCode).toBe(201);
     const id = good.json().journalEntryId;
     const voided = await t.app.inject({
