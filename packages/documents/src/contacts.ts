@@ -65,9 +65,7 @@ export async function listContacts(
 ): Promise<Page<Contact>> {
   let after: [string, string] | null = null;
   if (filter.cursor) {
-    const [name, id] = decodeCursor(filter.cursor, 2).map(String) as [string, string];
-    if (!isUuid(id)) decodeCursor('', 2);
-    after = [name, id];
+    after = decodeCursor(filter.cursor, ['string', 'uuid']).map(String) as [string, string];
   }
   const rows = await db
     .select()

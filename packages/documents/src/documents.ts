@@ -196,8 +196,7 @@ export async function listDocuments(
 ): Promise<Page<Document>> {
   let after: ReturnType<typeof or>;
   if (filter.cursor) {
-    const [date, id] = decodeCursor(filter.cursor, 2).map(String) as [string, string];
-    if (!isIsoDate(date) || !isUuid(id)) decodeCursor('', 2);
+    const [date, id] = decodeCursor(filter.cursor, ['date', 'uuid']).map(String) as [string, string];
     after = or(gt(documents.date, date), and(eq(documents.date, date), gt(documents.id, id)));
   }
   if (filter.contactId !== undefined && !isUuid(filter.contactId)) return { data: [], nextCursor: null };

@@ -63,9 +63,7 @@ const taxRateNotFound = () => new DomainError('TAX_RATE_NOT_FOUND', 'tax rate no
 
 function afterName(cursor: string | undefined): [string, string] | null {
   if (!cursor) return null;
-  const [name, id] = decodeCursor(cursor, 2).map(String) as [string, string];
-  if (!isUuid(id)) decodeCursor('', 2);
-  return [name, id];
+  return decodeCursor(cursor, ['string', 'uuid']).map(String) as [string, string];
 }
 
 /**

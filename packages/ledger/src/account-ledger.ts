@@ -1,7 +1,7 @@
 import { type AccountType, decodeCursor, encodeCursor } from '@firm/core';
 import { type Executor, rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
-import { checkDateRange, todayUtc } from './dates';
+import { addDays, checkDateRange, todayUtc } from './dates';
 
 /** +1 when the account's normal balance is a debit, -1 when it is a credit. */
 export const normalSign = (type: AccountType): 1 | -1 => (type === 'asset' || type === 'expense' ? 1 : -1);
@@ -72,8 +72,7 @@ export async function accountLedger(
   // As the reports: the balance through today unless the caller names another end.
   const end = query.endDate ?? todayUtc();
   checkDateRange(start, end);
-  const dayBefore = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
-  const opening = start ? await postedSum(db, organizationId, account.id, null, dayBefore(start)) : 0;
+  const opening = start ? await postedSum(db, organizationId, account.id, null, addDays(start, -1)) : 0;
   const inRange = await postedSum(db, organizationId, account.id, start, end);
 
   let after: [string, string, number] | null = null;

@@ -1,4 +1,4 @@
-import { DomainError, decodeCursor, type EventType, isUuid, newId, type Page, toPage } from '@firm/core';
+import { decodeCursor, type EventType, newId, type Page, toPage } from '@firm/core';
 import { type Executor, preparedStatement, rowsOf, type StatementValues, type Tx } from '@firm/db';
 import { type SQL, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
@@ -96,12 +96,7 @@ export interface AuditFilter {
 export async function listAuditEvents(db: Executor, firmId: string, filter: AuditFilter): Promise<Page<AuditEvent>> {
   let before: [string, string] | null = null;
   if (filter.cursor) {
-    const [at, id] = decodeCursor(filter.cursor, 2).map(String) as [string, string];
-    if (Number.isNaN(Date.parse(at)) || !isUuid(id)) {
-      throw new DomainError('VALIDATION_ERROR', 'cursor is not valid', [
-        { field: 'cursor', message: 'not a cursor returned by this API' },
-      ]);
-    }
+    const [at, id] = decodeCursor(filter.cursor, ['timestamp', 'uuid']).map(String) as [string, string];
     before = [at, id];
   }
   const visible = filter.visibleOrganizationIds;

@@ -74,13 +74,8 @@ export async function listDeliveries(
   if (filter.since) conditions.push(gte(webhookDeliveries.createdAt, filter.since));
   if (filter.until) conditions.push(lte(webhookDeliveries.createdAt, filter.until));
   if (filter.cursor) {
-    const [before] = decodeCursor(filter.cursor, 1);
-    if (typeof before !== 'string' || !isUuid(before)) {
-      throw new DomainError('VALIDATION_ERROR', 'cursor is not valid', [
-        { field: 'cursor', message: 'not a cursor returned by this API' },
-      ]);
-    }
-    conditions.push(lt(webhookDeliveries.id, before));
+    const [before] = decodeCursor(filter.cursor, ['uuid']);
+    conditions.push(lt(webhookDeliveries.id, String(before)));
   }
   const rows = await db
     .select()

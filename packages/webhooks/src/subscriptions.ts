@@ -167,13 +167,8 @@ export async function listSubscriptions(
 ): Promise<Page<Subscription>> {
   const conditions = [visibleTo(owner)];
   if (options.cursor) {
-    const [after] = decodeCursor(options.cursor, 1);
-    if (typeof after !== 'string' || !isUuid(after)) {
-      throw new DomainError('VALIDATION_ERROR', 'cursor is not valid', [
-        { field: 'cursor', message: 'not a cursor returned by this API' },
-      ]);
-    }
-    conditions.push(gt(webhookSubscriptions.id, after));
+    const [after] = decodeCursor(options.cursor, ['uuid']);
+    conditions.push(gt(webhookSubscriptions.id, String(after)));
   }
   const rows = await db
     .select()

@@ -66,7 +66,7 @@ interface StoredResponse {
   body: unknown;
 }
 
-/** Everything that names a request's idempotency key: the record's primary key, its lock, its request hash. */
+/** Everything that names a request's idempotency key: the record's primary key and its request hash. */
 function keyOf(request: FastifyRequest) {
   const key = idempotencyKeyOf(request);
   const firmId = request.credential.firmId;
@@ -79,7 +79,6 @@ function keyOf(request: FastifyRequest) {
     route,
     requestHash: createHash('sha256').update(canonical(request.body)).digest('hex'),
     retentionHours: request.server.config.IDEMPOTENCY_RETENTION_HOURS,
-    lock: sql`pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockKey({ firmId, organizationId, route, key })}, 0))`,
     same: sql`k.firm_id = ${firmId} and k.organization_id = ${organizationId} and k.route = ${route} and k.key = ${key}`,
   };
 }
@@ -149,7 +148,7 @@ export async function runIdempotent(
     request.server.database.db.transaction(async (tx) => {
       const [found] = rowsOf<{ locked: boolean } & Partial<StoredRecord>>(
         await tx.execute(sql`
-          with l as (select ${k.lock} as locked),
+          with l as (select pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockKey(k)}, 0)) as locked),
           expired as (
             delete from idempotency_keys k using l where l.locked and ${k.same} and k.expires_at <= now()
           )

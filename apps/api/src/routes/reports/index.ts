@@ -21,10 +21,9 @@ interface Period {
   accountId?: string | undefined;
 }
 
-const today = todayUtc;
 /** Default end: today; default start: the first day of the fiscal year that contains the end. */
 const period = (organization: Organization, query: Period) => {
-  const endDate = query.endDate ?? today();
+  const endDate = query.endDate ?? todayUtc();
   return { endDate, startDate: query.startDate ?? fiscalYearStart(endDate, organization.fiscalYearStartMonth) };
 };
 
@@ -48,7 +47,7 @@ const REPORTS: Report[] = [
     run: (request, query) =>
       trialBalance(request.server.database.db, request.organization.id, {
         startDate: query.startDate,
-        endDate: query.endDate ?? today(),
+        endDate: query.endDate ?? todayUtc(),
       }),
   },
   {
@@ -60,7 +59,7 @@ const REPORTS: Report[] = [
     query: ReportQuery,
     response: BalanceSheet,
     run: (request, query) =>
-      balanceSheet(request.server.database.db, request.organization.id, { asOf: query.endDate ?? today() }),
+      balanceSheet(request.server.database.db, request.organization.id, { asOf: query.endDate ?? todayUtc() }),
   },
   {
     path: 'profit-and-loss',
