@@ -1,4 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,4 +53,92 @@ describe('npm start on the embedded database', () => {
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+/** Runs `npm run cli` (its bin) on the embedded database in dataDir; never throws on a non-zero exit. */
+async function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const bin = join(import.meta.dirname, '..', '..', 'cli', 'src', 'bin.ts');
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', bin, ...args], {
+      env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+describe('one process owns the embedded data directory', () => {
+  it('refuses a second server, runs the CLI through the owner, and keeps every acknowledged write', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'owner-server-'));
+    try {
+      const first = await start(dataDir);
+      const saved = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8'));
+      const auth = { authorization: `Bearer ${saved.apiKey}` };
+
+      // A second server on the same directory stops at once and says why, instead of forking the data.
+      const second = await start(dataDir).catch((err: Error) => err);
+      expect(second).toBeInstanceOf(Error);
+      expect((second as Error).message).toMatch(/exited early \(1\)/);
+      expect((second as Error).message).toMatch(/in use by another process \(pid \d+\)/);
+      expect((second as Error).message).not.toMatch(/\n\s+at /);
+
+      // The CLI's key is written by the running server, so it works at once.
+      const created = await cli(dataDir, 'api-key', 'create', '--firm', saved.firmId, '--json');
+      expect(created.code).toBe(0);
+      const cliKey = JSON.parse(created.stdout).apiKey as string;
+      const withCliKey = await fetch(`${first.base}/api/v1/companies`, {
+        headers: { authorization: `Bearer ${cliKey}` },
+      });
+      expect(withCliKey.status).toBe(200);
+
+      const org = saved.organizations[0].id as string;
+      const account = await fetch(`${first.base}/api/v1/accounts`, {
+        method: 'POST',
+        headers: { ...auth, 'x-organization-id': org, 'content-type': 'application/json' },
+        body: JSON.stringify({ code: '6950', name: 'Training', type: 'expense' }),
+      });
+      expect(account.status).toBe(201);
+      const accountId = ((await account.json()) as { data: { id: string } }).data.id;
+
+      // The process dies without any chance to clean up; the next one starts at once and has every write.
+      first.child.kill('SIGKILL');
+      await exited(first.child);
+      const restarted = await start(dataDir);
+      try {
+        const after = await fetch(`${restarted.base}/api/v1/accounts/${accountId}`, {
+          headers: { authorization: `Bearer ${cliKey}`, 'x-organization-id': org },
+        });
+        expect(after.status).toBe(200);
+        expect(((await after.json()) as { data: { name: string } }).data.name).toBe('Training');
+      } finally {
+        const stopped = exited(restarted.child);
+        restarted.child.kill('SIGTERM');
+        expect(await stopped).toBe(0);
+      }
+
+      // With no server running, the CLI opens the directory itself, and its writes are there for the next server.
+      const offline = await cli(dataDir, 'api-key', 'create', '--firm', saved.firmId, '--json');
+      expect(offline.code).toBe(0);
+      const offlineKey = JSON.parse(offline.stdout).apiKey as string;
+      const last = await start(dataDir);
+      try {
+        const res = await fetch(`${last.base}/api/v1/companies`, {
+          headers: { authorization: `Bearer ${offlineKey}` },
+        });
+        expect(res.status).toBe(200);
+      } finally {
+        const stopped = exited(last.child);
+        last.child.kill('SIGTERM');
+        expect(await stopped).toBe(0);
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

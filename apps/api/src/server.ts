@@ -1,6 +1,13 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openDatabase, purgeExpiredIdempotencyKeys } from '@firm/db';
+import { runCli } from '@firm/cli/main';
+import {
+  type DataDirOwner,
+  DataDirInUseError,
+  claimDataDir,
+  openDatabase,
+  purgeExpiredIdempotencyKeys,
+} from '@firm/db';
 import { seedDemo } from '@firm/demo';
 import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
@@ -14,6 +21,8 @@ import { ConfigError, loadConfig } from './config';
  */
 async function main() {
   const config = loadConfig();
+  // The embedded data directory belongs to one process; a second server stops here with a message.
+  const owner: DataDirOwner | null = config.DATABASE_URL ? null : await claimDataDir(config.DATA_DIR);
   const database = openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX });
   let demoKey: string | null = null;
   if (database.kind === 'embedded') {
@@ -22,6 +31,11 @@ async function main() {
   }
   const app = await buildApp({ config, database });
   app.addHook('onClose', async () => database.close());
+  if (owner) {
+    // `npm run cli` against this data directory runs its commands here, on this process's database.
+    owner.serve((argv, io) => runCli(argv, database, io));
+    app.addHook('preClose', async () => owner.stopServing());
+  }
 
   // Expired idempotency records are ignored already; purging keeps the table to about one retention window.
   const purge = setInterval(() => {
@@ -47,6 +61,8 @@ async function main() {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
     await app.close();
+    // Only once the database is closed may another process open its files.
+    await owner?.release();
   });
 
   await app.listen({ port: config.PORT, host: config.HOST });
@@ -87,6 +103,7 @@ async function demoCredentials(database: ReturnType<typeof openDatabase>, dataDi
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof ConfigError ? err.message : (err as Error).stack}\n`);
+  const known = err instanceof ConfigError || err instanceof DataDirInUseError;
+  process.stderr.write(`${known ? (err as Error).message : (err as Error).stack}\n`);
   process.exit(1);
 });

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { type Query, type SQL, sql } from 'drizzle-orm';
@@ -8,6 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import { ownsDataDir } from './owner';
 import * as schema from './schema/index';
 
 export type Schema = typeof schema;
@@ -75,7 +75,9 @@ function openPostgres(url: string, max: number): Database {
 }
 
 function openEmbedded(dataDir: string): Database {
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  if (!dataDir.startsWith('memory://') && !ownsDataDir(dataDir)) {
+    throw new Error(`the embedded database in ${dataDir} is opened only by the process that claimed it (claimDataDir)`);
+  }
   const client = new PGlite(dataDir);
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   return {

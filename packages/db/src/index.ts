@@ -1,2 +1,3 @@
 export * from './connection';
 export * from './schema/index';
+export * from './owner';
