@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
-import type { Database } from '@firm/db';
+import { type Database, DatabaseStatus } from '@firm/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { type Config, trustProxyOf } from './config';
 import { refuseUnstorableText } from './text';
-import { errorsPlugin } from './errors';
+import { errorsPlugin, sendError } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
 import { openapiPlugin } from './plugins/openapi';
 import { rateLimitPlugin } from './plugins/rate-limit';
@@ -66,8 +66,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push({ method, url: route.url });
   });
   app.decorate('config', config);
+  const databaseStatus = new DatabaseStatus(database, app.log);
+  app.decorate('databaseStatus', databaseStatus);
+  app.addHook('onReady', async () => void (await databaseStatus.check()));
+  app.addHook('onClose', async () => databaseStatus.stop());
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Before rate limits and authentication, which would query a schema that is not there yet.
+    if (request.routeOptions.config?.withoutDatabase) return;
+    const refusal = await databaseStatus.refusal();
+    if (refusal) return sendError(reply, request, 'SERVICE_UNAVAILABLE', refusal);
   });
 
   await app.register(errorsPlugin);

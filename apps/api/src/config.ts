@@ -47,6 +47,11 @@ const ConfigSchema = Type.Object({
   OAUTH_CODE_TTL_SECONDS: Type.Integer({ default: 60, minimum: 10, maximum: 600 }),
   /** Run the webhook worker inside the API process; false when it runs as `npm run worker` instead. */
   WEBHOOK_WORKER: Type.Boolean({ default: true }),
+  /**
+   * On Postgres, apply pending migrations before listening (under an advisory lock, so instances starting together
+   * take turns). The embedded database is always migrated on start.
+   */
+  MIGRATE_ON_START: Type.Boolean({ default: false }),
   /** How long a webhook receiver has to answer, in milliseconds. */
   WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 60_000 }),
   /** Allow http and loopback webhook URLs (local development and tests only). */

@@ -301,6 +301,8 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((err, request, reply) => {
     const mapped = toErrorResponse(err);
     if (mapped.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unexpected error');
+    // An outage is logged once when it starts and once when it ends, not per request.
+    else if (mapped.code === 'SERVICE_UNAVAILABLE' && isConnectionLost(err)) app.databaseStatus.reportUnavailable(err);
     return sendError(reply, request, mapped.code, mapped.message, mapped.details);
   });
   app.setNotFoundHandler((request, reply) =>

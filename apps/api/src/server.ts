@@ -5,6 +5,7 @@ import {
   type DataDirOwner,
   DataDirInUseError,
   claimDataDir,
+  isConnectionLost,
   openDatabase,
   purgeExpiredIdempotencyKeys,
 } from '@firm/db';
@@ -25,6 +26,7 @@ async function main() {
   const owner: DataDirOwner | null = config.DATABASE_URL ? null : await claimDataDir(config.DATA_DIR);
   const database = openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX });
   let demoKey: string | null = null;
+  if (database.kind === 'postgres' && config.MIGRATE_ON_START) await database.migrate();
   if (database.kind === 'embedded') {
     await database.migrate();
     demoKey = await demoCredentials(database, config.DATA_DIR);
@@ -39,7 +41,11 @@ async function main() {
 
   // Expired idempotency records are ignored already; purging keeps the table to about one retention window.
   const purge = setInterval(() => {
-    purgeExpiredIdempotencyKeys(database.db).catch((err: unknown) => app.log.warn({ err }, 'idempotency purge failed'));
+    purgeExpiredIdempotencyKeys(database.db).catch((err: unknown) =>
+      isConnectionLost(err)
+        ? app.databaseStatus.reportUnavailable(err)
+        : app.log.warn({ err }, 'idempotency purge failed'),
+    );
   }, config.IDEMPOTENCY_PURGE_INTERVAL_MINUTES * 60_000);
   purge.unref();
   app.addHook('onClose', async () => clearInterval(purge));
@@ -50,7 +56,10 @@ async function main() {
       db: database.db,
       policy: { allowInsecureLocalhost: config.WEBHOOKS_ALLOW_INSECURE_LOCALHOST },
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-      onError: (err) => app.log.error({ err }, 'webhook worker round failed'),
+      onError: (err) =>
+        isConnectionLost(err)
+          ? app.databaseStatus.reportUnavailable(err)
+          : app.log.error({ err }, 'webhook worker round failed'),
     });
     webhooks.start();
     // preClose runs before the database is closed: in-flight deliveries finish and are recorded.
@@ -73,7 +82,7 @@ async function main() {
     '',
     `  API:      ${base}/api/v1`,
     `  OpenAPI:  ${base}/api/openapi.json`,
-    `  Health:   ${base}/api/health`,
+    `  Health:   ${base}/api/health  (readiness: ${base}/api/ready)`,
     `  Database: ${database.kind === 'embedded' ? `embedded (${config.DATA_DIR})` : 'postgres (DATABASE_URL)'}`,
   ];
   if (demoKey)

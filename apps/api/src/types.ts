@@ -1,5 +1,5 @@
 import type { Scope } from '@firm/core';
-import type { Database } from '@firm/db';
+import type { Database, DatabaseStatus } from '@firm/db';
 import type { Credential, Organization } from '@firm/identity';
 import type { Config } from './config';
 
@@ -11,9 +11,13 @@ declare module 'fastify' {
     /** The scope a credential needs; routes without one are public. */
     scope?: Scope;
     organization?: OrganizationSource;
+    /** Answers without the database (health, readiness, the OpenAPI document): never refused while it is down. */
+    withoutDatabase?: boolean;
   }
   interface FastifyInstance {
     database: Database;
+    /** Whether the database answers and is migrated; failures are logged once per change. */
+    databaseStatus: DatabaseStatus;
     config: Config;
     /** Every route registered, as method and URL pattern. */
     routeTable: ReadonlyArray<{ method: string; url: string }>;

@@ -1,4 +1,4 @@
-import { openDatabase } from '@firm/db';
+import { DatabaseStatus, isConnectionLost, openDatabase } from '@firm/db';
 import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfig } from './config';
@@ -16,11 +16,18 @@ async function main() {
     );
   }
   const database = openDatabase({ url: config.DATABASE_URL, poolMax: config.DB_POOL_MAX });
+  const say = (level: string) => (obj: object, msg: string) =>
+    process.stderr.write(`${JSON.stringify({ level, time: Date.now(), ...obj, msg })}\n`);
+  // An outage is two lines (when it starts, when it ends), not a stack trace per round.
+  const status = new DatabaseStatus(database, { warn: say('warn'), info: say('info') });
   const worker = createWebhookWorker({
     db: database.db,
     policy: { allowInsecureLocalhost: config.WEBHOOKS_ALLOW_INSECURE_LOCALHOST },
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    onError: (err) => process.stderr.write(`webhook worker round failed: ${(err as Error).stack}\n`),
+    onError: (err) =>
+      isConnectionLost(err)
+        ? status.reportUnavailable(err)
+        : process.stderr.write(`webhook worker round failed: ${(err as Error).stack}\n`),
   });
   worker.start();
   process.stdout.write('webhook worker started\n');
@@ -28,6 +35,7 @@ async function main() {
   closeWithGrace({ delay: config.WEBHOOK_TIMEOUT_MS + 5000 }, async ({ err }) => {
     if (err) process.stderr.write(`shutting down after an error: ${err.stack}\n`);
     await worker.stop();
+    status.stop();
     await database.close();
   });
 }

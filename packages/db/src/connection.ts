@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { type Query, type SQL, sql } from 'drizzle-orm';
@@ -17,7 +19,19 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 /** Anything queries can run on: the database or an open transaction. */
 export type Executor = Db | Tx;
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations', import.meta.url));
+/**
+ * The SQL migrations: `MIGRATIONS_DIR` when set, else the nearest `migrations/` above this module, which finds the
+ * repository's from the sources (packages/db/src) and from the compiled build (dist/).
+ */
+export const MIGRATIONS_DIR = process.env.MIGRATIONS_DIR || findMigrations(dirname(fileURLToPath(import.meta.url)));
+
+function findMigrations(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'migrations');
+    if (existsSync(join(candidate, 'meta', '_journal.json'))) return candidate;
+    if (dirname(dir) === dir) throw new Error(`no migrations/ folder above ${from}; set MIGRATIONS_DIR`);
+  }
+}
 
 export interface Database {
   db: Db;
@@ -26,6 +40,8 @@ export interface Database {
   migrate(): Promise<void>;
   /** True when a trivial query answers. */
   ping(): Promise<boolean>;
+  /** How many migrations of this build the database has not applied (all of them on an empty database). */
+  pendingMigrations(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -70,6 +86,7 @@ function openPostgres(url: string, max: number): Database {
       }
     },
     ping: () => ping(db),
+    pendingMigrations: () => pendingMigrations(db),
     close: () => pool.end(),
   };
 }
@@ -87,8 +104,31 @@ function openEmbedded(dataDir: string): Database {
       await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR });
     },
     ping: () => ping(db),
+    pendingMigrations: () => pendingMigrations(db),
     close: () => client.close(),
   };
+}
+
+/** The `when` of each migration this build ships, from drizzle-kit's journal. */
+function shippedMigrations(): number[] {
+  const journal = JSON.parse(readFileSync(join(MIGRATIONS_DIR, 'meta', '_journal.json'), 'utf8')) as {
+    entries: { when: number }[];
+  };
+  return journal.entries.map((e) => e.when);
+}
+
+async function pendingMigrations(db: Db): Promise<number> {
+  const shipped = shippedMigrations();
+  // Drizzle's migrator records each applied migration with its journal `when` and applies only later ones.
+  const exists = rowsOf<{ t: string | null }>(
+    await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations')::text as t`),
+  );
+  if (!exists[0]?.t) return shipped.length;
+  const last = rowsOf<{ at: number | string | null }>(
+    await db.execute(sql`select max(created_at) as at from drizzle.__drizzle_migrations`),
+  );
+  const applied = Number(last[0]?.at ?? 0);
+  return shipped.filter((when) => when > applied).length;
 }
 
 async function ping(db: Db): Promise<boolean> {
@@ -172,15 +212,34 @@ export async function purgeExpiredIdempotencyKeys(db: Executor): Promise<number>
   return rows[0]?.n ?? 0;
 }
 
-/** True when the error (or one it wraps) says the database connection was lost, in either driver. */
+/** Socket errors that mean the database server cannot be reached (down, restarting, unresolvable, unreachable). */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EPIPE',
+]);
+
+/**
+ * True when the error (or one it wraps) says the database cannot serve: the connection was lost or cannot be
+ * made, the server is starting or shutting down, or it has no connection slot left; in either driver.
+ */
 export function isConnectionLost(err: unknown): boolean {
   const code = pgErrorOf(err)?.code;
-  if (code && (code.startsWith('08') || code.startsWith('57P'))) return true;
+  if (code && (code.startsWith('08') || code.startsWith('57P') || code === '53300')) return true;
   let current: unknown = err;
   for (let depth = 0; current && depth < 5; depth++) {
-    const message = String((current as { message?: unknown }).message ?? '');
-    if (/Connection terminated|connection error|not queryable/i.test(message)) return true;
-    current = (current as { cause?: unknown }).cause;
+    const e = current as { message?: unknown; code?: unknown; errors?: unknown; cause?: unknown };
+    if (typeof e.code === 'string' && UNREACHABLE.has(e.code)) return true;
+    // A connection attempt to every address of a host fails as one AggregateError.
+    if (Array.isArray(e.errors) && e.errors.some((inner) => isConnectionLost(inner))) return true;
+    const message = String(e.message ?? '');
+    if (/Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(message))
+      return true;
+    current = e.cause;
   }
   return false;
 }

@@ -118,7 +118,7 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
     const add = (...statuses: number[]) => {
       for (const [status, s] of Object.entries(errorResponses(...statuses))) response[status] ??= s;
     };
-    add(400, 500);
+    add(400, 500, 503);
     if (!scope) return;
     add(401, 403, 404, 429);
     schema.security = [{ bearerAuth: [] }];

@@ -76,6 +76,7 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: str
   app.get(
     '/api/openapi.json',
     {
+      config: { withoutDatabase: true },
       schema: {
         tags: ['health'],
         summary: 'This OpenAPI 3.1 document',

@@ -25,6 +25,18 @@ describe('GET /api/health', () => {
   });
 });
 
+describe('GET /api/ready', () => {
+  it('is 200 on a migrated database that answers', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/ready' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      status: 'ready',
+      version: expect.any(String),
+      database: { reachable: true, kind: expect.stringMatching(/postgres|embedded/), pendingMigrations: 0 },
+    });
+  });
+});
+
 describe('request ids', () => {
   it('generates one for every response', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/health' });
