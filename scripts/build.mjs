@@ -1,0 +1,28 @@
+// Compiles the server, the webhook worker and the CLI to plain JavaScript under dist/, so production runs
+// `node dist/server.js` with no TypeScript toolchain. The workspace packages (@firm/*) are bundled in; every
+// other dependency stays an import of node_modules (production dependencies only).
+import { readFileSync, rmSync } from 'node:fs';
+import { build } from 'esbuild';
+
+const root = new URL('..', import.meta.url);
+const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
+
+rmSync(new URL('dist', root), { recursive: true, force: true });
+await build({
+  absWorkingDir: new URL('.', root).pathname,
+  entryPoints: {
+    server: 'apps/api/src/server.ts',
+    worker: 'apps/api/src/worker.ts',
+    cli: 'apps/cli/src/bin.ts',
+  },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  platform: 'node',
+  format: 'esm',
+  target: `node${pkg.engines.node.replace(/[^0-9.]/g, '').split('.')[0]}`,
+  external: Object.keys(pkg.dependencies),
+  sourcemap: true,
+  logLevel: 'warning',
+});
+process.stdout.write('built dist/server.js, dist/worker.js, dist/cli.js\n');
