@@ -1,29 +1,21 @@
+import { text } from 'node:stream/consumers';
 import { type Database, DataDirInUseError, claimDataDir, openDatabase, runInOwner } from '@firm/db';
-import { type Io, runCli } from './main';
+import { type Io, describeFailure, parseCommand, readsStdin, runCli } from './main';
 
+const argv = process.argv.slice(2);
 const io: Io = {
   out: (t) => process.stdout.write(`${t}\n`),
   err: (t) => process.stderr.write(`${t}\n`),
 };
-const argv = process.argv.slice(2);
-const url = process.env.DATABASE_URL || undefined;
-
-async function run(database: Database): Promise<number> {
-  try {
-    return await runCli(argv, database, io);
-  } finally {
-    await database.close();
-  }
-}
 
 /**
  * On the embedded database the command runs in the process that owns the data directory when there is one
  * (the server, say), so its writes are the server's; otherwise this process claims the directory for the
  * command's duration, answering commands forwarded to it meanwhile.
  */
-async function runEmbedded(dataDir: string): Promise<number> {
+async function runEmbedded(dataDir: string, stdin: string | undefined): Promise<number> {
   for (let attempt = 0; ; attempt++) {
-    const forwarded = await runInOwner(dataDir, argv, io);
+    const forwarded = await runInOwner(dataDir, argv, io, stdin);
     if (forwarded !== null) return forwarded;
     try {
       const owner = await claimDataDir(dataDir);
@@ -43,10 +35,33 @@ async function runEmbedded(dataDir: string): Promise<number> {
   }
 }
 
+async function runOnPostgres(url: string): Promise<number> {
+  let database: Database | null = null;
+  try {
+    return await runCli(argv, () => (database = openDatabase({ url, poolMax: 2 })), io);
+  } finally {
+    await (database as Database | null)?.close();
+  }
+}
+
+async function main(): Promise<number> {
+  const parsed = parseCommand(argv);
+  // Help and usage errors touch nothing: no database is opened or created.
+  if (parsed.kind !== 'run') return runCli(argv, () => undefined as never, io);
+  const url = process.env.DATABASE_URL || undefined;
+  if (url && !/^postgres(ql)?:\/\/[^/]/.test(url)) {
+    io.err('error: DATABASE_URL is not a postgres:// URL');
+    return 1;
+  }
+  const stdin = readsStdin(parsed) ? await text(process.stdin) : undefined;
+  if (stdin !== undefined) io.stdin = async () => stdin;
+  if (url) return runOnPostgres(url);
+  return runEmbedded(process.env.DATA_DIR || './.data', stdin);
+}
+
 try {
-  process.exitCode = url ? await run(openDatabase({ url })) : await runEmbedded(process.env.DATA_DIR || './.data');
+  process.exitCode = await main();
 } catch (err) {
-  if (!(err instanceof DataDirInUseError)) throw err;
-  io.err(err.message);
+  io.err(`error: ${err instanceof DataDirInUseError ? err.message : describeFailure(err)}`);
   process.exitCode = 1;
 }

@@ -1,14 +1,16 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { accounts, apiKeys, firms, organizations, users } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
-import { authenticateApiKey } from '@firm/identity';
+import { authenticateApiKey, verifyLogin } from '@firm/identity';
 import { count } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './main';
+import { USAGE, parseCommand, runCli } from './main';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -36,7 +38,7 @@ async function counts() {
 }
 
 describe('seed', () => {
-  it('creates the demo firm once, then only issues a fresh key', async () => {
+  it('creates the demo firm once; a second run mints nothing, --new-key a fresh key', async () => {
     const first = await cli('seed', '--json');
     expect(first.code).toBe(0);
     const seeded = JSON.parse(first.out);
@@ -50,13 +52,24 @@ describe('seed', () => {
     const after1 = await counts();
     expect(after1).toMatchObject({ firms: 1, users: 1, organizations: 2, apiKeys: 1 });
 
-    const second = JSON.parse((await cli('seed', '--json')).out);
-    expect(second.created).toBe(false);
-    expect(second.firmId).toBe(seeded.firmId);
-    expect(second.apiKey).not.toBe(seeded.apiKey);
-    expect(second.user.password).toBeNull();
+    const second = await cli('seed', '--json');
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.out)).toEqual({
+      created: false,
+      firmId: seeded.firmId,
+      apiKey: null,
+      apiKeyId: null,
+      organizations: seeded.organizations,
+      user: { email: seeded.user.email, password: null },
+    });
+    expect(await counts()).toEqual(after1);
+    expect((await cli('seed')).out).toMatch(/nothing was created/);
+    expect(await counts()).toEqual(after1);
+
+    const fresh = JSON.parse((await cli('seed', '--new-key', '--json')).out);
+    expect(fresh.apiKey).toMatch(/^dk_live_/);
     expect(await counts()).toEqual({ ...after1, apiKeys: 2 });
-    expect(await authenticateApiKey(database.db, second.apiKey)).not.toBeNull();
+    expect(await authenticateApiKey(database.db, fresh.apiKey)).not.toBeNull();
     expect(await authenticateApiKey(database.db, seeded.apiKey)).not.toBeNull();
   });
 });
@@ -110,7 +123,247 @@ describe('api-key', () => {
   });
 });
 
+/** Every command line the CLI knows, as its words. */
+const COMMAND_LINES = [
+  ['migrate'],
+  ['seed'],
+  ['firm', 'create'],
+  ['user', 'create'],
+  ['user', 'list'],
+  ['api-key', 'create'],
+  ['api-key', 'revoke'],
+  ['oauth-client', 'create'],
+  ['oauth-client', 'revoke'],
+  ['idempotency', 'purge'],
+];
+
+describe('help and usage', () => {
+  const untouchable = () => {
+    throw new Error('the database was opened');
+  };
+  const run = async (...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(argv, untouchable, { out: (t) => out.push(t), err: (t) => err.push(t) });
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  };
+
+  it('lists every command', () => {
+    for (const words of COMMAND_LINES) expect(USAGE).toContain(`  ${words.join(' ')}`);
+    for (const words of COMMAND_LINES) expect(parseCommand([...words, '--help']).kind).toBe('help');
+  });
+
+  it('prints help for --help on every command, and touches nothing', async () => {
+    for (const words of COMMAND_LINES) {
+      for (const flag of ['--help', '-h']) {
+        const res = await run(...words, flag);
+        expect(res.code, words.join(' ')).toBe(0);
+        expect(res.out).toMatch(new RegExp(`^usage: npm run cli -- ${words.join(' ')}`));
+      }
+    }
+    for (const argv of [['--help'], ['help'], ['-h'], ['help', 'user', 'create'], ['api-key', '--help']]) {
+      const res = await run(...argv);
+      expect(res.code, argv.join(' ')).toBe(0);
+      expect(res.out).toMatch(/^usage:/);
+    }
+    expect((await run('help', 'user', 'create')).out).toMatch(/--password-stdin/);
+  });
+
+  it('exits 2 with usage for no command, unknown commands, unknown options and missing arguments', async () => {
+    for (const argv of [
+      [],
+      ['frobnicate'],
+      ['api-key'],
+      ['api-key', 'rotate'],
+      ['migrate', '--force'],
+      ['migrate', 'extra'],
+      ['api-key', 'revoke'],
+      ['seed', '--json=maybe'],
+    ]) {
+      const res = await run(...argv);
+      expect(res.code, argv.join(' ')).toBe(2);
+      expect(res.err).toMatch(/usage: npm run cli/);
+      expect(res.out).toBe('');
+    }
+    expect((await run()).err).toContain(USAGE);
+  });
+});
+
+describe('operational errors', () => {
+  it('are one line, exit 1, and never show SQL, a stack, a key or its hash', async () => {
+    const seeded = JSON.parse((await cli('seed', '--json')).out);
+    const before = await counts();
+    for (const argv of [
+      ['api-key', 'create', '--firm', '00000000-0000-4000-8000-000000000000'],
+      [
+        'oauth-client',
+        'create',
+        '--name',
+        'x',
+        '--redirect-uri',
+        'https://x.test/cb',
+        '--firm',
+        '00000000-0000-4000-8000-000000000000',
+      ],
+      ['user', 'list', '--firm', '00000000-0000-4000-8000-000000000000'],
+      ['firm', 'create', '--name', 'Demo', '--slug', 'demo'],
+      ['user', 'create', '--firm', seeded.firmId, '--email', 'OWNER@demo-firm.test', '--role', 'member'],
+      ['user', 'create', '--firm', seeded.firmId, '--email', 'not-an-email', '--role', 'member'],
+    ]) {
+      const res = await cli(...argv);
+      expect(res.code, argv.join(' ')).toBe(1);
+      expect(res.err.split('\n'), argv.join(' ')).toHaveLength(1);
+      expect(res.err).toMatch(/^error: /);
+      expect(res.err).not.toMatch(/insert|select|params|dk_live_|key_hash|\bat \//i);
+      expect(res.out).toBe('');
+    }
+    expect(await counts()).toEqual(before);
+  });
+});
+
+describe('firms and users', () => {
+  it('creates a firm and its users, who can sign in, and lists them', async () => {
+    const firm = await cli('firm', 'create', '--name', 'Harbor & Pine Bookkeeping', '--json');
+    expect(firm.code).toBe(0);
+    const created = JSON.parse(firm.out);
+    expect(created).toMatchObject({ name: 'Harbor & Pine Bookkeeping', slug: 'harbor-pine-bookkeeping' });
+
+    const out: string[] = [];
+    const code = await runCli(
+      [
+        'user',
+        'create',
+        '--firm',
+        created.id,
+        '--email',
+        'Pat@Harbor.test',
+        '--role',
+        'owner',
+        '--password-stdin',
+        '--json',
+      ],
+      database,
+      { out: (t) => out.push(t), err: () => {}, stdin: async () => 'a long enough passphrase\n' },
+    );
+    expect(code).toBe(0);
+    const owner = JSON.parse(out.join(''));
+    expect(owner).toMatchObject({ email: 'pat@harbor.test', role: 'owner', password: null });
+    expect(await verifyLogin(database.db, 'pat@harbor.test', 'a long enough passphrase')).toMatchObject({
+      id: owner.id,
+      role: 'owner',
+    });
+
+    const member = JSON.parse(
+      (await cli('user', 'create', '--firm', created.id, '--email', 'sam@harbor.test', '--role', 'member', '--json'))
+        .out,
+    );
+    expect(member.password).toMatch(/^[a-z2-9]{5}(-[a-z2-9]{5}){3}$/);
+    expect(await verifyLogin(database.db, 'sam@harbor.test', member.password)).not.toBeNull();
+
+    const listed = JSON.parse((await cli('user', 'list', '--firm', created.id, '--json')).out);
+    expect(listed.map((u: { email: string; role: string }) => [u.email, u.role])).toEqual([
+      ['pat@harbor.test', 'owner'],
+      ['sam@harbor.test', 'member'],
+    ]);
+    expect(JSON.stringify(listed)).not.toMatch(/scrypt|password/i);
+  });
+
+  it('refuses a bad role, a short password and a missing email without writing', async () => {
+    const firm = JSON.parse((await cli('firm', 'create', '--name', 'Refusals LLP', '--json')).out);
+    const before = await counts();
+    expect((await cli('user', 'create', '--firm', firm.id, '--email', 'a@b.test', '--role', 'boss')).code).toBe(2);
+    expect((await cli('user', 'create', '--firm', firm.id, '--role', 'member')).code).toBe(2);
+    expect((await cli('user', 'create', '--firm', 'nope', '--email', 'a@b.test', '--role', 'member')).code).toBe(2);
+    const short = await runCli(
+      ['user', 'create', '--firm', firm.id, '--email', 'a@b.test', '--role', 'member', '--password-stdin'],
+      database,
+      { out: () => {}, err: () => {}, stdin: async () => 'short\n' },
+    );
+    expect(short).toBe(1);
+    expect((await cli('firm', 'create')).code).toBe(2);
+    expect((await cli('firm', 'create', '--name', '   ')).code).toBe(1);
+    expect(await counts()).toEqual(before);
+  });
+});
+
 describe('the real command', () => {
+  const bin = join(import.meta.dirname, 'bin.ts');
+  const exec = async (env: Record<string, string>, ...argv: string[]) => {
+    try {
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', bin, ...argv], {
+        env: { ...process.env, ...env },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  };
+
+  it('creates nothing for help or a usage error', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'cli-help-'));
+    const dataDir = join(parent, 'data');
+    try {
+      for (const argv of [['--help'], ['migrate', '--help'], ['idempotency', 'purge', '--help'], ['seed', '-h']]) {
+        expect((await exec({ DATABASE_URL: '', DATA_DIR: dataDir }, ...argv)).code).toBe(0);
+      }
+      expect((await exec({ DATABASE_URL: '', DATA_DIR: dataDir })).code).toBe(2);
+      expect((await exec({ DATABASE_URL: '', DATA_DIR: dataDir }, 'migrate', '--nope')).code).toBe(2);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('says in one line when DATABASE_URL is wrong', async () => {
+    const unreachable = await exec({ DATABASE_URL: 'postgres://u@base.invalid/db' }, 'migrate');
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr.trim()).toMatch(/^error: cannot reach the database \(ENOTFOUND base\.invalid\)/);
+    expect(unreachable.stderr.trim().split('\n')).toHaveLength(1);
+    const malformed = await exec({ DATABASE_URL: 'base' }, 'migrate');
+    expect(malformed.code).toBe(1);
+    expect(malformed.stderr.trim()).toBe('error: DATABASE_URL is not a postgres:// URL');
+  }, 60_000);
+
+  it('reads the password from standard input', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'cli-stdin-'));
+    try {
+      const seeded = JSON.parse((await exec({ DATABASE_URL: '', DATA_DIR: dataDir }, 'seed', '--json')).stdout);
+      const child = execFile(
+        process.execPath,
+        ['--import', 'tsx', bin, 'user', 'create', '--firm', seeded.firmId, '--email', 'kim@demo.test'],
+        { env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir } },
+      );
+      // Without --role the command is refused before anything is read or opened.
+      const [code] = (await once(child, 'exit')) as [number];
+      expect(code).toBe(2);
+      const created = promisify(execFile)(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          bin,
+          'user',
+          'create',
+          '--firm',
+          seeded.firmId,
+          '--email',
+          'kim@demo.test',
+          '--role',
+          'admin',
+          '--password-stdin',
+          '--json',
+        ],
+        { env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir } },
+      );
+      created.child.stdin?.end('typed on stdin, not argv\n');
+      const user = JSON.parse((await created).stdout);
+      expect(user).toMatchObject({ email: 'kim@demo.test', role: 'admin', password: null });
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('prints only JSON on stdout with --json', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'cli-seed-'));
     try {

@@ -1,176 +1,452 @@
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { isDomainError, isUuid } from '@firm/core';
-import { type Database, purgeExpiredIdempotencyKeys } from '@firm/db';
-import { seedDemo } from '@firm/demo';
-import { createApiKey, createOAuthClient, revokeApiKey, revokeOAuthClient } from '@firm/identity';
-
-const USAGE = `usage: npm run cli -- <command>
-
-commands:
-  migrate                                     apply pending migrations
-  seed [--json]                               create the demo firm (idempotent; prints a fresh API key)
-  api-key create --firm ID [--org ID ...] [--scope S ...] [--name NAME] [--json]
-                                              issue an API key (shown once)
-  api-key revoke ID                           revoke an API key
-  oauth-client create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--public] [--firm ID] [--json]
-                                              register an OAuth client (confidential: its secret is shown once)
-  oauth-client revoke CLIENT_ID               revoke an OAuth client and every token it holds
-  idempotency purge                           delete idempotency records past their retention window
-
-environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data)`;
-
-class UsageError extends Error {}
+import {
+  type Database,
+  firms,
+  isConnectionLost,
+  organizations,
+  pgErrorOf,
+  purgeExpiredIdempotencyKeys,
+} from '@firm/db';
+import { DEMO_FIRM_SLUG, DEMO_OWNER_EMAIL, seedDemo } from '@firm/demo';
+import {
+  USER_ROLES,
+  type UserRole,
+  createApiKey,
+  createFirm,
+  createOAuthClient,
+  createUser,
+  findFirm,
+  generatePassword,
+  listUsers,
+  revokeApiKey,
+  revokeOAuthClient,
+} from '@firm/identity';
+import { asc, eq } from 'drizzle-orm';
 
 export interface Io {
   out: (text: string) => void;
   err: (text: string) => void;
+  /** Everything on standard input, for the commands that read a secret from it. */
+  stdin?: () => Promise<string>;
 }
 
-/** Runs one CLI command against an open database. Returns the process exit code. */
-export async function runCli(argv: string[], database: Database, io: Io): Promise<number> {
-  const [command, sub] = argv;
-  const print = (json: boolean, value: unknown, human: string) => io.out(json ? JSON.stringify(value) : human);
-  try {
-    switch (command) {
-      case 'migrate': {
-        await database.migrate();
-        io.out('migrations applied');
-        return 0;
-      }
-      case 'seed': {
-        const { values } = parseArgs({ args: argv.slice(1), options: { json: { type: 'boolean' } } });
-        await database.migrate();
-        const result = await seedDemo(database.db);
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | string[] | boolean[] | undefined>;
+
+interface Run {
+  values: Values;
+  args: string[];
+  database: Database;
+  io: Io;
+  print: (value: unknown, human: string) => void;
+}
+
+interface Command {
+  /** The words that name it: ['api-key', 'create']. */
+  name: string[];
+  /** Positional arguments, in order; all required. */
+  args?: string[];
+  options?: Options;
+  /** Option synopsis for the usage line. */
+  synopsis?: string;
+  summary: string;
+  /** Further help text, printed by `--help`. */
+  help?: string;
+  /** Reads a secret from standard input when this option is given (forwarded to the owner as text). */
+  stdinOption?: string;
+  run(run: Run): Promise<number>;
+}
+
+class UsageError extends Error {}
+/** An operational failure with a message fit for the operator: printed as one line, exit code 1. */
+class CliError extends Error {}
+
+const json = { json: { type: 'boolean' } } as const satisfies Options;
+const uuid = (value: unknown, what: string): string => {
+  if (typeof value !== 'string' || !isUuid(value)) throw new UsageError(`${what} must be a UUID`);
+  return value;
+};
+
+async function requireFirm(database: Database, firmId: string): Promise<void> {
+  if (!(await findFirm(database.db, firmId))) throw new CliError(`no firm ${firmId}`);
+}
+
+const COMMANDS: Command[] = [
+  {
+    name: ['migrate'],
+    summary: 'apply pending migrations',
+    async run({ database, io }) {
+      await database.migrate();
+      io.out('migrations applied');
+      return 0;
+    },
+  },
+  {
+    name: ['seed'],
+    options: { ...json, 'new-key': { type: 'boolean' } },
+    synopsis: '[--new-key] [--json]',
+    summary: 'create the demo firm once; a second run changes nothing',
+    help:
+      'Migrates, then creates the demo firm (an owner, two client companies with a standard chart, an API key)\n' +
+      'when it does not exist. On a seeded database it mints nothing unless --new-key asks for a fresh demo key.\n' +
+      '--json prints {created, firmId, apiKey, apiKeyId, organizations, user}; apiKey and apiKeyId are null when\n' +
+      'no key was minted, user.password when the owner already existed.',
+    async run({ values, database, print }) {
+      await database.migrate();
+      const [existing] = await database.db.select({ id: firms.id }).from(firms).where(eq(firms.slug, DEMO_FIRM_SLUG));
+      if (existing && !values['new-key']) {
+        const orgs = await database.db
+          .select({ id: organizations.id, name: organizations.name })
+          .from(organizations)
+          .where(eq(organizations.firmId, existing.id))
+          .orderBy(asc(organizations.id));
         print(
-          Boolean(values.json),
-          result,
+          {
+            created: false,
+            firmId: existing.id,
+            apiKey: null,
+            apiKeyId: null,
+            organizations: orgs,
+            user: { email: DEMO_OWNER_EMAIL, password: null },
+          },
           [
-            result.created ? 'seeded the demo firm' : 'the demo firm exists; issued a new API key',
-            `firm:     ${result.firmId}`,
-            ...result.organizations.map((o) => `company:  ${o.id}  ${o.name}`),
-            `owner:    ${result.user.email}${result.user.password ? `  password: ${result.user.password}` : ''}`,
-            `API key:  ${result.apiKey}  (shown once)`,
+            'the demo firm exists; nothing was created (seed --new-key issues a fresh demo key)',
+            `firm:     ${existing.id}`,
+            ...orgs.map((o) => `company:  ${o.id}  ${o.name}`),
           ].join('\n'),
         );
         return 0;
       }
-      case 'api-key': {
-        if (sub === 'create') {
-          const { values } = parseArgs({
-            args: argv.slice(2),
-            options: {
-              firm: { type: 'string' },
-              org: { type: 'string', multiple: true },
-              scope: { type: 'string', multiple: true },
-              name: { type: 'string' },
-              json: { type: 'boolean' },
-            },
-          });
-          if (!values.firm || !isUuid(values.firm)) throw new UsageError('api-key create needs --firm ID (a UUID)');
-          for (const org of values.org ?? []) if (!isUuid(org)) throw new UsageError(`--org ${org} is not a UUID`);
-          const { key, record } = await createApiKey(database.db, {
-            firmId: values.firm,
-            ...(values.name ? { name: values.name } : {}),
-            ...(values.scope ? { scopes: values.scope } : {}),
-            ...(values.org ? { organizationIds: values.org } : {}),
-          });
-          print(
-            Boolean(values.json),
-            { id: record.id, apiKey: key, scopes: record.scopes, organizationIds: record.organizationIds },
-            `API key ${record.id}\n${key}\n(shown once; scopes: ${record.scopes.join(' ')})`,
-          );
-          return 0;
-        }
-        if (sub === 'revoke') {
-          const id = argv[2];
-          if (!id || !isUuid(id)) throw new UsageError('api-key revoke needs an ID (a UUID)');
-          const found = await revokeApiKey(database.db, id);
-          if (!found) {
-            io.err(`no API key ${id}`);
-            return 1;
-          }
-          io.out(`revoked ${id}`);
-          return 0;
-        }
-        throw new UsageError(`unknown api-key command: ${sub ?? '(none)'}`);
+      const result = await seedDemo(database.db);
+      print(
+        result,
+        [
+          result.created ? 'seeded the demo firm' : 'the demo firm exists; issued a new API key',
+          `firm:     ${result.firmId}`,
+          ...result.organizations.map((o) => `company:  ${o.id}  ${o.name}`),
+          `owner:    ${result.user.email}${result.user.password ? `  password: ${result.user.password}` : ''}`,
+          `API key:  ${result.apiKey}  (shown once)`,
+        ].join('\n'),
+      );
+      return 0;
+    },
+  },
+  {
+    name: ['firm', 'create'],
+    options: { ...json, name: { type: 'string' }, slug: { type: 'string' } },
+    synopsis: '--name NAME [--slug SLUG] [--json]',
+    summary: 'create a firm (then add its owner with user create)',
+    async run({ values, database, print }) {
+      if (typeof values.name !== 'string') throw new UsageError('firm create needs --name NAME');
+      const firm = await createFirm(database.db, {
+        name: values.name,
+        ...(typeof values.slug === 'string' ? { slug: values.slug } : {}),
+      });
+      print({ id: firm.id, name: firm.name, slug: firm.slug }, `firm ${firm.id}  ${firm.name}  (slug ${firm.slug})`);
+      return 0;
+    },
+  },
+  {
+    name: ['user', 'create'],
+    options: {
+      ...json,
+      firm: { type: 'string' },
+      email: { type: 'string' },
+      name: { type: 'string' },
+      role: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+    },
+    stdinOption: 'password-stdin',
+    synopsis: '--firm ID --email EMAIL --role owner|admin|member [--name NAME] [--password-stdin] [--json]',
+    summary: 'add a user who signs in at /login',
+    help:
+      'With --password-stdin the password is read from standard input (its last line break dropped; at least 12\n' +
+      'characters). Without it a random password is generated and printed once. Only a hash is stored.',
+    async run({ values, database, io, print }) {
+      const firmId = uuid(values.firm, '--firm');
+      if (typeof values.email !== 'string') throw new UsageError('user create needs --email EMAIL');
+      const role = values.role;
+      if (typeof role !== 'string' || !USER_ROLES.includes(role as UserRole)) {
+        throw new UsageError(`user create needs --role ${USER_ROLES.join('|')}`);
       }
-      case 'oauth-client': {
-        if (sub === 'create') {
-          const { values } = parseArgs({
-            args: argv.slice(2),
-            options: {
-              name: { type: 'string' },
-              'redirect-uri': { type: 'string', multiple: true },
-              public: { type: 'boolean' },
-              firm: { type: 'string' },
-              json: { type: 'boolean' },
-            },
-          });
-          if (!values.name) throw new UsageError('oauth-client create needs --name NAME');
-          if (!values['redirect-uri']?.length) throw new UsageError('oauth-client create needs --redirect-uri URI');
-          if (values.firm && !isUuid(values.firm)) throw new UsageError(`--firm ${values.firm} is not a UUID`);
-          const { client, clientSecret } = await createOAuthClient(database.db, {
-            name: values.name,
-            redirectUris: values['redirect-uri'],
-            isPublic: Boolean(values.public),
-            firmId: values.firm ?? null,
-          });
-          print(
-            Boolean(values.json),
-            {
-              clientId: client.clientId,
-              clientSecret,
-              name: client.name,
-              redirectUris: client.redirectUris,
-              public: client.isPublic,
-              firmId: client.firmId,
-            },
-            [
-              `OAuth client ${client.name}`,
-              `client_id:     ${client.clientId}`,
-              clientSecret
-                ? `client_secret: ${clientSecret}  (shown once)`
-                : 'public client: no secret; PKCE protects its codes',
-              `redirect URIs: ${client.redirectUris.join(' ')}`,
-            ].join('\n'),
-          );
-          return 0;
-        }
-        if (sub === 'revoke') {
-          const clientId = argv[2];
-          if (!clientId) throw new UsageError('oauth-client revoke needs a CLIENT_ID');
-          if (!(await revokeOAuthClient(database.db, clientId))) {
-            io.err(`no OAuth client ${clientId}`);
-            return 1;
-          }
-          io.out(`revoked ${clientId}`);
-          return 0;
-        }
-        throw new UsageError(`unknown oauth-client command: ${sub ?? '(none)'}`);
+      let password: string;
+      let generated = false;
+      if (values['password-stdin']) {
+        if (!io.stdin) throw new CliError('standard input is not available to this command');
+        password = (await io.stdin()).replace(/\r?\n$/, '');
+      } else {
+        password = generatePassword();
+        generated = true;
       }
-      case undefined:
-      case 'idempotency': {
-        if (sub !== 'purge') throw new UsageError('usage: idempotency purge');
-        const purged = await purgeExpiredIdempotencyKeys(database.db);
-        io.out(`purged ${purged} expired idempotency record${purged === 1 ? '' : 's'}`);
-        return 0;
+      const user = await createUser(database.db, {
+        firmId,
+        email: values.email,
+        role: role as UserRole,
+        password,
+        ...(typeof values.name === 'string' ? { name: values.name } : {}),
+      });
+      print(
+        {
+          id: user.id,
+          firmId: user.firmId,
+          email: user.email,
+          name: user.name,
+          role: user.role,
+          password: generated ? password : null,
+        },
+        [
+          `user ${user.id}  ${user.email}  ${user.role}`,
+          ...(generated ? [`password: ${password}  (shown once)`] : []),
+        ].join('\n'),
+      );
+      return 0;
+    },
+  },
+  {
+    name: ['user', 'list'],
+    options: { ...json, firm: { type: 'string' } },
+    synopsis: '--firm ID [--json]',
+    summary: "list a firm's users",
+    async run({ values, database, print }) {
+      const list = await listUsers(database.db, uuid(values.firm, '--firm'));
+      print(
+        list.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() })),
+        list.length ? list.map((u) => `${u.id}  ${u.role.padEnd(6)}  ${u.email}  ${u.name}`).join('\n') : 'no users',
+      );
+      return 0;
+    },
+  },
+  {
+    name: ['api-key', 'create'],
+    options: {
+      ...json,
+      firm: { type: 'string' },
+      org: { type: 'string', multiple: true },
+      scope: { type: 'string', multiple: true },
+      name: { type: 'string' },
+    },
+    synopsis: '--firm ID [--org ID ...] [--scope S ...] [--name NAME] [--json]',
+    summary: 'issue an API key (shown once)',
+    async run({ values, database, print }) {
+      const firmId = uuid(values.firm, '--firm');
+      const orgs = (values.org as string[] | undefined) ?? [];
+      for (const org of orgs) uuid(org, `--org ${org}`);
+      await requireFirm(database, firmId);
+      const scopes = values.scope as string[] | undefined;
+      const { key, record } = await createApiKey(database.db, {
+        firmId,
+        ...(typeof values.name === 'string' ? { name: values.name } : {}),
+        ...(scopes ? { scopes } : {}),
+        ...(orgs.length ? { organizationIds: orgs } : {}),
+      });
+      print(
+        { id: record.id, apiKey: key, scopes: record.scopes, organizationIds: record.organizationIds },
+        `API key ${record.id}\n${key}\n(shown once; scopes: ${record.scopes.join(' ')})`,
+      );
+      return 0;
+    },
+  },
+  {
+    name: ['api-key', 'revoke'],
+    args: ['ID'],
+    summary: 'revoke an API key',
+    async run({ args, database, io }) {
+      const id = uuid(args[0], 'the key ID');
+      if (!(await revokeApiKey(database.db, id))) throw new CliError(`no API key ${id}`);
+      io.out(`revoked ${id}`);
+      return 0;
+    },
+  },
+  {
+    name: ['oauth-client', 'create'],
+    options: {
+      ...json,
+      name: { type: 'string' },
+      'redirect-uri': { type: 'string', multiple: true },
+      public: { type: 'boolean' },
+      firm: { type: 'string' },
+    },
+    synopsis: '--name NAME --redirect-uri URI [--redirect-uri URI ...] [--public] [--firm ID] [--json]',
+    summary: 'register an OAuth client (confidential: its secret is shown once)',
+    async run({ values, database, print }) {
+      if (typeof values.name !== 'string') throw new UsageError('oauth-client create needs --name NAME');
+      const redirectUris = (values['redirect-uri'] as string[] | undefined) ?? [];
+      if (!redirectUris.length) throw new UsageError('oauth-client create needs --redirect-uri URI');
+      const firmId = values.firm === undefined ? null : uuid(values.firm, '--firm');
+      if (firmId) await requireFirm(database, firmId);
+      const { client, clientSecret } = await createOAuthClient(database.db, {
+        name: values.name,
+        redirectUris,
+        isPublic: Boolean(values.public),
+        firmId,
+      });
+      print(
+        {
+          clientId: client.clientId,
+          clientSecret,
+          name: client.name,
+          redirectUris: client.redirectUris,
+          public: client.isPublic,
+          firmId: client.firmId,
+        },
+        [
+          `OAuth client ${client.name}`,
+          `client_id:     ${client.clientId}`,
+          clientSecret
+            ? `client_secret: ${clientSecret}  (shown once)`
+            : 'public client: no secret; PKCE protects its codes',
+          `redirect URIs: ${client.redirectUris.join(' ')}`,
+        ].join('\n'),
+      );
+      return 0;
+    },
+  },
+  {
+    name: ['oauth-client', 'revoke'],
+    args: ['CLIENT_ID'],
+    summary: 'revoke an OAuth client and every token it holds',
+    async run({ args, database, io }) {
+      const clientId = args[0] as string;
+      if (!(await revokeOAuthClient(database.db, clientId))) throw new CliError(`no OAuth client ${clientId}`);
+      io.out(`revoked ${clientId}`);
+      return 0;
+    },
+  },
+  {
+    name: ['idempotency', 'purge'],
+    summary: 'delete idempotency records past their retention window',
+    async run({ database, io }) {
+      const purged = await purgeExpiredIdempotencyKeys(database.db);
+      io.out(`purged ${purged} expired idempotency record${purged === 1 ? '' : 's'}`);
+      return 0;
+    },
+  },
+];
+
+const synopsisOf = (c: Command) => [...c.name, ...(c.args ?? []), ...(c.synopsis ? [c.synopsis] : [])].join(' ');
+
+export const USAGE = `usage: npm run cli -- <command> [options]
+
+commands:
+${COMMANDS.map((c) => `  ${synopsisOf(c)}\n      ${c.summary}`).join('\n')}
+
+Every command takes --help. Exit codes: 0 done, 1 failed (one line on stderr says why), 2 usage error.
+environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data); while a server
+owns that directory, commands run in the server.`;
+
+function helpOf(c: Command): string {
+  return [`usage: npm run cli -- ${synopsisOf(c)}`, '', c.summary, ...(c.help ? ['', c.help] : [])].join('\n');
+}
+
+/** What a command line asks for, decided without touching anything. */
+export type Parsed =
+  | { kind: 'help'; text: string }
+  | { kind: 'usage'; message: string }
+  | { kind: 'run'; command: Command; values: Values; args: string[] };
+
+export function parseCommand(argv: string[]): Parsed {
+  const [first] = argv;
+  if (first === undefined) return { kind: 'usage', message: 'no command given' };
+  if (first === 'help' || first === '--help' || first === '-h') {
+    const topic = argv.slice(1).filter((a) => !a.startsWith('-'));
+    const command = topic.length ? COMMANDS.find((c) => c.name.join(' ') === topic.join(' ')) : undefined;
+    return { kind: 'help', text: command ? helpOf(command) : USAGE };
+  }
+  const command = COMMANDS.find((c) => c.name.every((word, i) => argv[i] === word));
+  if (!command) {
+    const group = COMMANDS.filter((c) => c.name.length > 1 && c.name[0] === first);
+    if (group.length) {
+      if (argv.slice(1).some((a) => a === '--help' || a === '-h')) {
+        return { kind: 'help', text: group.map(helpOf).join('\n\n') };
       }
-      case 'help':
-      case '--help':
-        io.out(USAGE);
-        return command ? 0 : 2;
-      default:
-        throw new UsageError(`unknown command: ${command}`);
+      const sub = argv[1];
+      return {
+        kind: 'usage',
+        message: `${sub === undefined ? `${first} needs a command` : `unknown ${first} command: ${sub}`}: ${group.map((c) => c.name[1]).join(', ')}`,
+      };
     }
+    return { kind: 'usage', message: `unknown command: ${first}` };
+  }
+  const rest = argv.slice(command.name.length);
+  if (rest.some((a) => a === '--help' || a === '-h')) return { kind: 'help', text: helpOf(command) };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: rest, options: command.options ?? {}, allowPositionals: true, strict: true });
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.err(`${(err as Error).message}\n\n${USAGE}`);
+    return { kind: 'usage', message: `${command.name.join(' ')}: ${(err as Error).message}` };
+  }
+  const wanted = command.args ?? [];
+  if (parsed.positionals.length !== wanted.length) {
+    const message =
+      parsed.positionals.length < wanted.length
+        ? `${command.name.join(' ')} needs ${wanted.slice(parsed.positionals.length).join(' ')}`
+        : `${command.name.join(' ')}: unexpected argument ${parsed.positionals[wanted.length]}`;
+    return { kind: 'usage', message };
+  }
+  return { kind: 'run', command, values: parsed.values as Values, args: parsed.positionals };
+}
+
+/** The option, if any, with which this command line reads standard input. */
+export function readsStdin(parsed: Parsed): boolean {
+  return parsed.kind === 'run' && Boolean(parsed.command.stdinOption && parsed.values[parsed.command.stdinOption]);
+}
+
+/**
+ * Runs one CLI command line. `database` is opened only for a command that runs (never for help or a usage error).
+ * Returns the exit code: 0 done, 1 failed, 2 usage error.
+ */
+export async function runCli(argv: string[], database: Database | (() => Database), io: Io): Promise<number> {
+  const parsed = parseCommand(argv);
+  if (parsed.kind === 'help') {
+    io.out(parsed.text);
+    return 0;
+  }
+  if (parsed.kind === 'usage') {
+    io.err(`${parsed.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { command, values, args } = parsed;
+  try {
+    const db = typeof database === 'function' ? database() : database;
+    const print = (value: unknown, human: string) => io.out(values.json ? JSON.stringify(value) : human);
+    return await command.run({ values, args, database: db, io, print });
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`${err.message}\n\n${helpOf(command)}`);
       return 2;
     }
-    if (isDomainError(err)) {
-      io.err(`${err.code}: ${err.message}`);
-      return 1;
-    }
-    throw err;
+    io.err(`error: ${describeFailure(err)}`);
+    return 1;
   }
+}
+
+/**
+ * One line about a failure, fit for a terminal and a log: never a stack, never the failed SQL or its parameters
+ * (they can hold a new key's hash).
+ */
+export function describeFailure(err: unknown): string {
+  if (err instanceof CliError) return err.message;
+  if (isDomainError(err)) return `${err.code}: ${err.message}`;
+  if (isConnectionLost(err)) {
+    const cause = innermost(err) as NodeJS.ErrnoException & { hostname?: string };
+    const why = cause.code ? `${cause.code}${cause.hostname ? ` ${cause.hostname}` : ''}` : cause.message;
+    return `cannot reach the database (${why}); check DATABASE_URL and that the server is running`;
+  }
+  const pg = pgErrorOf(err);
+  if (pg) {
+    if (pg.code === '42P01') return 'the database is not migrated: run `npm run cli -- migrate`';
+    return `the database refused the change (${pg.code}): ${pg.message}`;
+  }
+  return String((innermost(err) as Error).message ?? err).split('\n')[0] as string;
+}
+
+function innermost(err: unknown): unknown {
+  let current = err;
+  for (let depth = 0; depth < 5; depth++) {
+    const cause = (current as { cause?: unknown })?.cause;
+    if (!cause) break;
+    current = cause;
+  }
+  return current;
 }

@@ -63,6 +63,14 @@ describe('the owner of an embedded data directory', () => {
       expect(await runInOwner(dataDir, ['api-key', 'create'], io)).toBe(0);
       expect(io.lines).toEqual(['out:ran api-key create', 'err:a warning']);
       expect(await runInOwner(dataDir, ['fail'], collect())).toBe(1);
+      // Standard input read by the requesting process travels with the command.
+      owner.serve(async (_argv, commandIo) => {
+        commandIo.out(`read ${await commandIo.stdin?.()}`);
+        return 0;
+      });
+      const withStdin = collect();
+      expect(await runInOwner(dataDir, ['user', 'create'], withStdin, 'a secret\n')).toBe(0);
+      expect(withStdin.lines).toEqual(['out:read a secret\n']);
       expect(seen).toEqual([['api-key', 'create'], ['fail']]);
     } finally {
       await owner.release();

@@ -23,6 +23,8 @@ import { createInterface } from 'node:readline';
 export interface OwnerIo {
   out(text: string): void;
   err(text: string): void;
+  /** The standard input the requesting process read for the command (a password, say). */
+  stdin?: () => Promise<string>;
 }
 
 /** Runs one forwarded command line in the owner's process; resolves with its exit code. */
@@ -67,6 +69,7 @@ const MAX_REQUEST_BYTES = 64 * 1024;
 interface Request {
   token?: string;
   argv?: unknown;
+  stdin?: unknown;
 }
 
 type Reply = { out: string } | { err: string } | { exit: number } | { pid: number };
@@ -130,7 +133,12 @@ export async function claimDataDir(dataDir: string): Promise<DataDirOwner> {
     const run = handler ?? (await ready);
     let exit: number;
     try {
-      exit = await run(request.argv, { out: (text) => send({ out: text }), err: (text) => send({ err: text }) });
+      const stdin = typeof request.stdin === 'string' ? request.stdin : '';
+      exit = await run(request.argv, {
+        out: (text) => send({ out: text }),
+        err: (text) => send({ err: text }),
+        stdin: async () => stdin,
+      });
     } catch (err) {
       send({ err: `the command failed in the server process: ${(err as Error).message}` });
       exit = 1;
@@ -205,7 +213,7 @@ async function ownerPid(address: string): Promise<number | null | undefined> {
  * Runs a command line in the process that owns `dataDir`. Resolves with its exit code, or with null when no
  * process owns the directory (the caller may then open the database itself).
  */
-export async function runInOwner(dataDir: string, argv: string[], io: OwnerIo): Promise<number | null> {
+export async function runInOwner(dataDir: string, argv: string[], io: OwnerIo, stdin?: string): Promise<number | null> {
   let address: string;
   let token: string;
   try {
@@ -215,7 +223,7 @@ export async function runInOwner(dataDir: string, argv: string[], io: OwnerIo): 
     return null;
   }
   try {
-    for await (const reply of exchange(address, { token, argv })) {
+    for await (const reply of exchange(address, { token, argv, ...(stdin === undefined ? {} : { stdin }) })) {
       if ('out' in reply) io.out(reply.out);
       else if ('err' in reply) io.err(reply.err);
       else if ('exit' in reply) return reply.exit;

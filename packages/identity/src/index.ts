@@ -9,3 +9,4 @@ export * from './oauth-clients';
 export * from './oauth-server';
 export * from './oauth-tokens';
 export * from './sessions';
+export * from './firms';
