@@ -6,6 +6,7 @@ import { type Config, trustProxyOf } from './config';
 import { refuseUnstorableText } from './text';
 import { errorsPlugin, sendError } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
+import { metricsPlugin } from './plugins/metrics';
 import { openapiPlugin } from './plugins/openapi';
 import { rateLimitPlugin } from './plugins/rate-limit';
 import { sessionAuthenticator, sessionPlugin } from './plugins/session';
@@ -86,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestAuthenticators: [sessionAuthenticator],
   });
   await app.register(openapiPlugin, { origin: config.PUBLIC_ORIGIN });
+  await app.register(metricsPlugin);
 
   await app.register(healthRoutes);
   await app.register(sessionRoutes);

@@ -46,6 +46,11 @@ const ConfigSchema = Type.Object({
   OAUTH_REFRESH_TOKEN_TTL_DAYS: Type.Integer({ default: 30, minimum: 1, maximum: 365 }),
   OAUTH_CODE_TTL_SECONDS: Type.Integer({ default: 60, minimum: 10, maximum: 600 }),
   /** Run the webhook worker inside the API process; false when it runs as `npm run worker` instead. */
+  /** Bearer token that `GET /metrics` on the API's port requires; unset: not served there. */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  /** A port of its own for `GET /metrics`, without a token (bind it where only Prometheus reaches). */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  METRICS_HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   WEBHOOK_WORKER: Type.Boolean({ default: true }),
   /**
    * On Postgres, apply pending migrations before listening (under an advisory lock, so instances starting together

@@ -56,6 +56,7 @@ async function main() {
       db: database.db,
       policy: { allowInsecureLocalhost: config.WEBHOOKS_ALLOW_INSECURE_LOCALHOST },
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      onAttempt: (outcome) => app.metrics.webhookAttempt(outcome),
       onError: (err) =>
         isConnectionLost(err)
           ? app.databaseStatus.reportUnavailable(err)

@@ -42,7 +42,18 @@ export interface Database {
   ping(): Promise<boolean>;
   /** How many migrations of this build the database has not applied (all of them on an empty database). */
   pendingMigrations(): Promise<number>;
+  /** The Postgres pool's connections now; null on the embedded database, which has one connection. */
+  poolStats(): PoolStats | null;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  max: number;
+  /** Connections open, in use or idle. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
 }
 
 export interface DatabaseOptions {
@@ -87,6 +98,7 @@ function openPostgres(url: string, max: number): Database {
     },
     ping: () => ping(db),
     pendingMigrations: () => pendingMigrations(db),
+    poolStats: () => ({ max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   };
 }
@@ -105,6 +117,7 @@ function openEmbedded(dataDir: string): Database {
     },
     ping: () => ping(db),
     pendingMigrations: () => pendingMigrations(db),
+    poolStats: () => null,
     close: () => client.close(),
   };
 }

@@ -25,6 +25,8 @@ export interface WorkerOptions {
   /** How long an idle worker waits before looking again. */
   pollIntervalMs?: number | undefined;
   onError?: ((err: unknown) => void) | undefined;
+  /** Told the outcome of every delivery attempt (for metrics). */
+  onAttempt?: ((outcome: AttemptOutcome) => void) | undefined;
 }
 
 /** The body every receiver gets. `data` is the resource as the API returns it. */
@@ -352,7 +354,13 @@ export function createWebhookWorker(options: WorkerOptions): WebhookWorker {
   const runOnce = async (): Promise<RoundResult> => {
     const dispatched = await dispatchOutbox(options.db, { now: now(), batchSize });
     const claimed = await claimDeliveries(options.db, { now: now(), leaseMs, limit: batchSize });
-    await Promise.all(claimed.map((d) => attemptDelivery(options.db, d, attemptOptions)));
+    await Promise.all(
+      claimed.map(async (d) => {
+        const outcome = await attemptDelivery(options.db, d, attemptOptions);
+        options.onAttempt?.(outcome);
+        return outcome;
+      }),
+    );
     return { dispatched, attempted: claimed.length };
   };
 

@@ -59,6 +59,7 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: str
       servers: opts.origin ? [{ url: opts.origin }] : [],
       components: {
         securitySchemes: {
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'The METRICS_TOKEN of the deployment.' },
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',
