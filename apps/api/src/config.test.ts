@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, trustProxyOf } from './config';
 
@@ -24,5 +27,25 @@ describe('loadConfig', () => {
     expect(trustProxyOf('false')).toBe(false);
     expect(trustProxyOf('true')).toBe(true);
     expect(trustProxyOf('10.0.0.1,10.0.0.2')).toBe('10.0.0.1,10.0.0.2');
+  });
+
+  it('reads a secret from the file named by <NAME>_FILE, and names the variable when it cannot', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'config-'));
+    try {
+      const file = join(dir, 'session_secret');
+      writeFileSync(file, `${'s'.repeat(40)}\n`);
+      expect(loadConfig({ SESSION_SECRET_FILE: file }).SESSION_SECRET).toBe('s'.repeat(40));
+      // The variable itself wins over the file.
+      expect(loadConfig({ SESSION_SECRET: 't'.repeat(40), SESSION_SECRET_FILE: file }).SESSION_SECRET).toBe(
+        't'.repeat(40),
+      );
+      expect(() => loadConfig({ SESSION_SECRET_FILE: join(dir, 'missing') })).toThrow(
+        /SESSION_SECRET_FILE: cannot read .*ENOENT/,
+      );
+      writeFileSync(file, 'short');
+      expect(() => loadConfig({ SESSION_SECRET_FILE: file })).toThrow(/SESSION_SECRET/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 
@@ -72,11 +73,26 @@ export type Config = Static<typeof ConfigSchema>;
 
 export class ConfigError extends Error {}
 
+/** Variables that may instead be given as the path of a file holding them, in `<NAME>_FILE`. */
+const SECRET_FILE_KEYS = ['SESSION_SECRET', 'METRICS_TOKEN', 'DATABASE_URL'] as const;
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(ConfigSchema.properties)) {
     const value = env[key];
     if (value !== undefined && value !== '') raw[key] = value;
+  }
+  // Secrets may come from files (Docker and Kubernetes secrets): X_FILE names a file whose content is X.
+  for (const key of SECRET_FILE_KEYS) {
+    const file = env[`${key}_FILE`];
+    if (raw[key] !== undefined || !file) continue;
+    try {
+      raw[key] = readFileSync(file, 'utf8').trim();
+    } catch (err) {
+      throw new ConfigError(
+        `invalid configuration: ${key}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code})`,
+      );
+    }
   }
   const withDefaults = Value.Default(ConfigSchema, raw);
   const converted = Value.Convert(ConfigSchema, withDefaults);

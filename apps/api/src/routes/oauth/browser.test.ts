@@ -12,6 +12,13 @@ if (!hasChromium) {
   console.warn(`browser.test.ts: SKIPPED, ${CHROMIUM} is not installed (apt-get install -y chromium to run it)`);
 }
 
+// CI installs Chromium (.ci/run): there a missing browser fails the run instead of skipping the test quietly.
+describe.runIf(process.env.CI === 'true')('the browser on CI', () => {
+  it(`is installed at ${CHROMIUM}`, () => {
+    expect(hasChromium).toBe(true);
+  });
+});
+
 const CALLBACK = 'http://127.0.0.1:9/callback';
 
 describe.skipIf(!hasChromium)('sign-in and consent in Chromium', () => {
