@@ -196,19 +196,25 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
 
 export const ErrorResponse = Type.Object(
   {
-    error: Type.Object({
-      code: Type.Enum(ERROR_CODES, {
-        description: 'Stable machine-readable code; see the x-error-codes table of this document.',
-      }),
-      message: Type.String(),
-      retryable: Type.Boolean(),
-      requestId: Type.String(),
-      details: Type.Optional(
-        Type.Array(
-          Type.Object({ field: Type.Optional(Type.String()), message: Type.String() }, { additionalProperties: true }),
+    error: Type.Object(
+      {
+        code: Type.Enum(ERROR_CODES, {
+          description: 'Stable machine-readable code; see the x-error-codes table of this document.',
+        }),
+        message: Type.String(),
+        retryable: Type.Boolean(),
+        requestId: Type.String(),
+        details: Type.Optional(
+          Type.Array(
+            Type.Object(
+              { field: Type.Optional(Type.String()), message: Type.String() },
+              { additionalProperties: true },
+            ),
+          ),
         ),
-      ),
-    }),
+      },
+      { title: 'ErrorBody' },
+    ),
   },
   { description: 'Error', title: 'Error' },
 );

@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../testing';
@@ -68,4 +73,61 @@ describe('GET /api/openapi.json', () => {
       expect.arrayContaining([expect.objectContaining({ name: 'x-organization-id', in: 'header' })]),
     );
   });
+
+  it('gives every operation a unique operationId and states its security, public ones []', () => {
+    const ids: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const { operationId, security } = op as { operationId?: string; security?: unknown[] };
+        expect(operationId, `${method} ${path}`).toMatch(/^[a-z]+[A-Za-z0-9]*$/);
+        ids.push(operationId as string);
+        expect(security, `${method} ${path}`).toBeDefined();
+        if (!op['x-required-scope'] && path !== '/metrics') expect(security, `${method} ${path}`).toEqual([]);
+      }
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths['/api/v1/companies/{companyId}/accounts']?.get).toMatchObject({
+      operationId: 'getCompaniesByCompanyIdAccounts',
+    });
+  });
+
+  it('shares named component schemas by $ref and stays small', async () => {
+    const text = JSON.stringify(doc);
+    expect(text.length).toBeLessThan(500_000);
+    const schemas = (doc as unknown as { components: { schemas: Record<string, unknown> } }).components.schemas;
+    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['Error', 'ErrorBody', 'Account', 'JournalEntry']));
+    // Every reference resolves.
+    for (const [, name] of text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) {
+      expect(schemas, name).toHaveProperty(name as string);
+    }
+    const error = doc.paths['/api/v1/accounts']?.get?.responses['404'] as {
+      content: { 'application/json': { schema: unknown } };
+    };
+    expect(error.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(doc).toMatchObject({ servers: [{ url: '/' }] });
+  });
+
+  it('passes Redocly’s recommended rules with no error', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'openapi-'));
+    try {
+      await writeFile(join(dir, 'openapi.json'), JSON.stringify(doc));
+      const cli = join(import.meta.dirname, '..', '..', '..', '..', 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
+      const run = await promisify(execFile)(
+        process.execPath,
+        [cli, 'lint', join(dir, 'openapi.json'), '--extends', 'recommended', '--format', 'json'],
+        {
+          env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+          maxBuffer: 1 << 26,
+        },
+      ).catch((err: { stdout: string }) => err);
+      const report = JSON.parse(run.stdout) as {
+        totals: { errors: number };
+        problems: { ruleId: string; severity: string }[];
+      };
+      expect(report.problems.filter((p) => p.severity === 'error')).toEqual([]);
+      expect(report.totals.errors).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -1,9 +1,10 @@
 import swagger from '@fastify/swagger';
 import { ERROR_CODES, SCOPES } from '@firm/core';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
 import { ERROR_TABLE } from '../errors';
+import { hoistComponentSchemas } from './openapi-components';
 import { VERSION } from '../version';
 
 /** What each tag groups; every tag a route uses is declared, with its description when it has one here. */
@@ -22,6 +23,15 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   webhooks: 'Webhook subscriptions, deliveries and the event catalogue',
   oauth: 'OAuth 2.0 for partner apps: metadata, registration, authorization, tokens, connected apps',
   session: 'Browser sign-in',
+  invoices: 'Invoices to customers: drafts, sending, posting, voiding, and what is still owed',
+  'sales-receipts': 'Sales paid on the spot',
+  'credit-memos': 'Credits to customers, applied to their invoices or refunded',
+  'refund-receipts': 'Money paid back to customers',
+  estimates: 'Quotes to customers, turned into invoices when accepted',
+  'customer-payments': 'Payments received from customers, allocated to their invoices',
+  bills: 'Bills from vendors',
+  'bill-payments': 'Payments of vendor bills, allocated to them and to vendor credits',
+  'vendor-credits': 'Credits from vendors, applied to their bills',
 };
 
 type OpenApiDocument = {
@@ -40,15 +50,50 @@ function declareTags(document: OpenApiDocument): OpenApiDocument {
   return { ...document, tags };
 }
 
+const pascal = (s: string) =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => (w[0]?.toUpperCase() ?? '') + w.slice(1))
+    .join('');
+
+/**
+ * `getCompaniesByCompanyIdAccounts` for `GET /api/v1/companies/:companyId/accounts`: the method, then the path's
+ * words (the `api` and version prefixes dropped unless `full`), parameters as `By<Name>`.
+ */
+export function operationIdOf(method: string, url: string, full: boolean): string {
+  const segments = url.split('/').filter(Boolean);
+  const words = (full ? segments : segments.filter((seg, i) => !(i === 0 && seg === 'api') && !/^v\d+$/.test(seg))).map(
+    (seg) => (seg.startsWith(':') ? `By${pascal(seg.slice(1))}` : pascal(seg)),
+  );
+  return method.toLowerCase() + words.join('');
+}
+
 /** The OpenAPI 3.1 document, generated from the route schemas and served at /api/openapi.json. */
 export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: string | undefined }) => {
+  // Every operation has an id (for generated clients) and states its security: public ones `[]`.
+  const operationIds = new Set<string>();
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const schema = (route.schema ??= {}) as Record<string, unknown>;
+    if (schema.hide) return;
+    const method = [route.method].flat()[0] as string;
+    if (method === 'HEAD') return;
+    let id = (schema.operationId as string | undefined) ?? operationIdOf(method, route.url, false);
+    if (operationIds.has(id)) id = operationIdOf(method, route.url, true);
+    operationIds.add(id);
+    schema.operationId = id;
+    schema.security ??= [];
+  });
+
   await app.register(swagger, {
-    transformObject: (document) => declareTags((document as { openapiObject: OpenApiDocument }).openapiObject) as never,
+    transformObject: (document) =>
+      hoistComponentSchemas(declareTags((document as { openapiObject: OpenApiDocument }).openapiObject)) as never,
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Firm accounting API',
         version: VERSION,
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         description: [
           'Double-entry books of the client companies an accounting firm manages.',
           'Money is integer cents. Dates are YYYY-MM-DD. Lists return `{data, nextCursor}` and take `limit` (1-1000, default 100) and `cursor`.',
@@ -56,7 +101,8 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: str
           'Organization-header routes take the organization from `x-organization-id`; company-path routes from `:companyId`.',
         ].join('\n\n'),
       },
-      servers: opts.origin ? [{ url: opts.origin }] : [],
+      // Without PUBLIC_ORIGIN, the server that served the document (a relative URL).
+      servers: [opts.origin ? { url: opts.origin } : { url: '/', description: 'This server' }],
       components: {
         securitySchemes: {
           metricsToken: { type: 'http', scheme: 'bearer', description: 'The METRICS_TOKEN of the deployment.' },
