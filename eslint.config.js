@@ -3,7 +3,16 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '.data/**', 'migrations/**', 'coverage/**', 'dist/**', 'packages/client/src/schema.ts'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '.data/**',
+      'migrations/**',
+      'coverage/**',
+      'dist/**',
+      'packages/client/src/schema.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
