@@ -1,0 +1,5 @@
+export * from './accounts';
+export * from './actions';
+export * from './reconciliations';
+export * from './status-report';
+export * from './transactions';
