@@ -12,6 +12,7 @@ import { sessionAuthenticator, sessionPlugin } from './plugins/session';
 import { accountRoutes } from './routes/accounts/index';
 import { agingRoutes } from './routes/aging/index';
 import { auditRoutes } from './routes/audit/index';
+import { bankingRoutes } from './routes/banking/index';
 import { bookRoutes } from './routes/books/index';
 import { contactRoutes } from './routes/contacts/index';
 import { documentRoutes } from './routes/documents/index';
@@ -100,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(documentRoutes);
       await v1.register(billPaymentPostingRoutes);
       await v1.register(agingRoutes);
+      await v1.register(bankingRoutes);
     },
     { prefix: '/api/v1' },
   );
