@@ -3,3 +3,8 @@ export * from './actions';
 export * from './reconciliations';
 export * from './status-report';
 export * from './transactions';
+export * from './feeds/aggregator';
+export * from './feeds/connections';
+export * from './feeds/plaid';
+export * from './feeds/secrets';
+export * from './feeds/sync';
