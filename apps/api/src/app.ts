@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import { type Aggregator, PlaidAggregator, parseTokenKeys, type TokenKeys } from '@firm/banking';
 import type { Database } from '@firm/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { type Config, trustProxyOf } from './config';
+import { type Config, DEVELOPMENT_BANK_TOKEN_KEYS, trustProxyOf } from './config';
 import { refuseUnstorableText } from './text';
 import { errorsPlugin } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
@@ -12,6 +13,7 @@ import { sessionAuthenticator, sessionPlugin } from './plugins/session';
 import { accountRoutes } from './routes/accounts/index';
 import { agingRoutes } from './routes/aging/index';
 import { auditRoutes } from './routes/audit/index';
+import { bankFeedRoutes } from './routes/bank-feeds/index';
 import { bankingRoutes } from './routes/banking/index';
 import { bookRoutes } from './routes/books/index';
 import { contactRoutes } from './routes/contacts/index';
@@ -36,6 +38,8 @@ export interface AppDeps {
   /** Extra bearer-token kinds beyond API keys. */
   authenticators?: Authenticator[];
   logger?: FastifyServerOptions['logger'];
+  /** The bank-data aggregator feeds connect through; default: Plaid's client configured by PLAID_*. */
+  aggregator?: Aggregator;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -67,6 +71,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push({ method, url: route.url });
   });
   app.decorate('config', config);
+  app.decorate(
+    'aggregator',
+    deps.aggregator ??
+      new PlaidAggregator({
+        clientId: config.PLAID_CLIENT_ID,
+        secret: config.PLAID_SECRET,
+        basePath: config.PLAID_BASE_URL,
+      }),
+  );
+  const tokenKeys = config.BANK_TOKEN_KEYS ?? (config.NODE_ENV === 'production' ? null : DEVELOPMENT_BANK_TOKEN_KEYS);
+  app.decorate('bankTokenKeys', tokenKeys ? parseTokenKeys(tokenKeys) : (null as TokenKeys | null));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -102,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(billPaymentPostingRoutes);
       await v1.register(agingRoutes);
       await v1.register(bankingRoutes);
+      await v1.register(bankFeedRoutes);
     },
     { prefix: '/api/v1' },
   );

@@ -93,7 +93,7 @@ export function sandboxActivity(itemId: string, start: string, extraRows = 0): S
     ...more,
   });
   const added: SandboxTransaction[] = [
-    txn(checking, 0, -2_500, 'OWNER CAPITAL CONTRIBUTION', null),
+    txn(checking, 0, -10_000, 'OWNER CAPITAL CONTRIBUTION', null),
     txn(checking, 1, 2_400, 'WEWORK RENT OCT', 'WeWork'),
     txn(checking, 2, -1_200, 'ACH DEPOSIT ACME CORP INV-1001', 'Acme Corp'),
     txn(checking, 4, 500, 'ACH PAYMENT PAPER SUPPLY CO', 'Paper Supply Co'),
