@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
-import { type Aggregator, PlaidAggregator, parseTokenKeys, type TokenKeys } from '@firm/banking';
+import { type Aggregator, PlaidAggregator } from '@firm/banking';
 import type { Database } from '@firm/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { type Config, DEVELOPMENT_BANK_TOKEN_KEYS, trustProxyOf } from './config';
+import { bankTokenKeysOf, type Config, trustProxyOf } from './config';
 import { refuseUnstorableText } from './text';
 import { errorsPlugin } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
@@ -80,8 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         basePath: config.PLAID_BASE_URL,
       }),
   );
-  const tokenKeys = config.BANK_TOKEN_KEYS ?? (config.NODE_ENV === 'production' ? null : DEVELOPMENT_BANK_TOKEN_KEYS);
-  app.decorate('bankTokenKeys', tokenKeys ? parseTokenKeys(tokenKeys) : (null as TokenKeys | null));
+  app.decorate('bankTokenKeys', bankTokenKeysOf(config));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

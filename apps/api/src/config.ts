@@ -1,3 +1,4 @@
+import { parseTokenKeys, type TokenKeys } from '@firm/banking';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 
@@ -107,7 +108,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 /** The development key for aggregator tokens when BANK_TOKEN_KEYS is unset outside production: not a secret. */
-export const DEVELOPMENT_BANK_TOKEN_KEYS = `dev:${Buffer.alloc(32, 7).toString('base64')}`;
+const DEVELOPMENT_BANK_TOKEN_KEYS = `dev:${Buffer.alloc(32, 7).toString('base64')}`;
+
+/** The keys sealing aggregator tokens; null in production without BANK_TOKEN_KEYS (feeds cannot be connected). */
+export function bankTokenKeysOf(config: Config): TokenKeys | null {
+  const spec = config.BANK_TOKEN_KEYS ?? (config.NODE_ENV === 'production' ? null : DEVELOPMENT_BANK_TOKEN_KEYS);
+  return spec ? parseTokenKeys(spec) : null;
+}
 
 /** Defaults for tests and embedding: everything a real start-up would have, without the environment. */
 export const testConfig = (overrides: Partial<Config> = {}): Config => ({

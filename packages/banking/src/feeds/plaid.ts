@@ -25,7 +25,7 @@ interface PlaidTransactionShape {
 /** Plaid's amounts are decimal units, positive for money out; ours are integer cents, positive for money in. */
 export const centsOfPlaidAmount = (amount: number): number => -Math.round(amount * 100);
 
-const toFeedTransaction = (t: PlaidTransactionShape): FeedTransaction => ({
+export const toFeedTransaction = (t: PlaidTransactionShape): FeedTransaction => ({
   id: t.transaction_id,
   accountId: t.account_id,
   date: t.date,

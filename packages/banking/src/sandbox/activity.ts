@@ -135,3 +135,27 @@ export function sandboxActivity(itemId: string, start: string, extraRows = 0): S
   changes.push({ kind: 'removed', transaction_id: duplicate.transaction_id, account_id: card });
   return changes;
 }
+
+export const encodeSandboxCursor = (index: number) => Buffer.from(`v1:${index}`).toString('base64url');
+
+/** The position a cursor stands for: 0 for none, null for one this sandbox never issued. */
+export function decodeSandboxCursor(cursor: unknown): number | null {
+  if (cursor === undefined || cursor === null || cursor === '') return 0;
+  const m = /^v1:(\d+)$/.exec(Buffer.from(String(cursor), 'base64url').toString('utf8'));
+  return m ? Number(m[1]) : null;
+}
+
+/** One /transactions/sync page of a change log, in Plaid's response shape (without request_id). */
+export function sandboxSyncPage(changes: SandboxChange[], from: number, count: number) {
+  const page = changes.slice(from, from + count);
+  const to = from + page.length;
+  return {
+    added: page.flatMap((c) => (c.kind === 'added' ? [c.transaction] : [])),
+    modified: page.flatMap((c) => (c.kind === 'modified' ? [c.transaction] : [])),
+    removed: page.flatMap((c) =>
+      c.kind === 'removed' ? [{ transaction_id: c.transaction_id, account_id: c.account_id }] : [],
+    ),
+    next_cursor: encodeSandboxCursor(to),
+    has_more: to < changes.length,
+  };
+}

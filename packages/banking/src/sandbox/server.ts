@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type SandboxChange, sandboxAccounts, sandboxActivity } from './activity';
+import { decodeSandboxCursor, type SandboxChange, sandboxAccounts, sandboxActivity, sandboxSyncPage } from './activity';
 
 /**
  * A local stand-in for Plaid that speaks Plaid's wire protocol for the endpoints the connector uses
@@ -52,13 +52,6 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
   return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
-
-const encodeCursor = (index: number) => Buffer.from(`v1:${index}`).toString('base64url');
-function decodeCursor(cursor: unknown): number | null {
-  if (cursor === undefined || cursor === null || cursor === '') return 0;
-  const m = /^v1:(\d+)$/.exec(Buffer.from(String(cursor), 'base64url').toString('utf8'));
-  return m ? Number(m[1]) : null;
 }
 
 export async function startSandboxAggregator(
@@ -122,7 +115,7 @@ export async function startSandboxAggregator(
         }
         const found = item();
         if (!found) return;
-        const from = decodeCursor(body.cursor);
+        const from = decodeSandboxCursor(body.cursor);
         if (from === null || from > found.changes.length) {
           return plaidError(res, 400, 'INVALID_INPUT', 'INVALID_FIELD', 'cursor is not valid');
         }
@@ -130,16 +123,8 @@ export async function startSandboxAggregator(
           Math.max(Number((body.options as { count?: number })?.count ?? body.count ?? 100), 1),
           500,
         );
-        const page = found.changes.slice(from, from + count);
-        const to = from + page.length;
         return send(res, 200, {
-          added: page.flatMap((c) => (c.kind === 'added' ? [c.transaction] : [])),
-          modified: page.flatMap((c) => (c.kind === 'modified' ? [c.transaction] : [])),
-          removed: page.flatMap((c) =>
-            c.kind === 'removed' ? [{ transaction_id: c.transaction_id, account_id: c.account_id }] : [],
-          ),
-          next_cursor: encodeCursor(to),
-          has_more: to < found.changes.length,
+          ...sandboxSyncPage(found.changes, from, count),
           transactions_update_status: 'HISTORICAL_UPDATE_COMPLETE',
           accounts: sandboxAccounts(found.itemId),
           request_id: randomUUID(),
