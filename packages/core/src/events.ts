@@ -46,7 +46,6 @@ export const EVENT_TYPES = {
   'tax_rate.created': 'A tax rate was added.',
   'tax_rate.updated': 'A tax rate was changed (including archived).',
   'bank_account.created': 'A bank or card account (a register linked to a ledger account) was added.',
-  'bank_transaction.created': 'A bank transaction was added to a register outside a feed sync.',
   'bank_transaction.categorized': 'A bank transaction was posted to accounts (categorized or reclassified).',
   'bank_transaction.matched': 'A bank transaction was matched to invoices, bills or payments (or split across them).',
   'bank_transaction.reconciled': 'A bank transaction was reconciled into an open reconciliation.',
