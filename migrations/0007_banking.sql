@@ -34,6 +34,7 @@ CREATE TABLE "bank_feed_connections" (
 	"last_synced_at" timestamp with time zone,
 	"last_error" text,
 	"last_error_at" timestamp with time zone,
+	"sync_requested_at" timestamp with time zone,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "bank_feed_connections_org_id_key" UNIQUE("organization_id","id"),
@@ -42,6 +43,7 @@ CREATE TABLE "bank_feed_connections" (
 	CONSTRAINT "bank_feed_connections_status" CHECK ("status" in ('active', 'error', 'disconnected'))
 );
 --> statement-breakpoint
+CREATE INDEX "bank_feed_connections_sync_requested_idx" ON "bank_feed_connections" USING btree ("sync_requested_at") WHERE "sync_requested_at" is not null;--> statement-breakpoint
 CREATE TABLE "bank_accounts" (
 	"id" uuid PRIMARY KEY NOT NULL,
 	"organization_id" uuid NOT NULL,

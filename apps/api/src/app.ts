@@ -15,6 +15,7 @@ import { agingRoutes } from './routes/aging/index';
 import { auditRoutes } from './routes/audit/index';
 import { bankFeedRoutes } from './routes/bank-feeds/index';
 import { bankingRoutes } from './routes/banking/index';
+import { aggregatorWebhookRoutes } from './routes/bank-feeds/webhook';
 import { bookRoutes } from './routes/books/index';
 import { contactRoutes } from './routes/contacts/index';
 import { documentRoutes } from './routes/documents/index';
@@ -68,6 +69,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const routeTable: { method: string; url: string }[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (route) => {
+    // Internal routes (the aggregator webhook) are left out of the public route table and OpenAPI document.
+    if ((route.schema as { hide?: boolean } | undefined)?.hide) return;
     for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push({ method, url: route.url });
   });
   app.decorate('config', config);
@@ -97,6 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes);
   await app.register(sessionRoutes);
   await app.register(oauthRoutes);
+  await app.register(aggregatorWebhookRoutes);
   await app.register(
     async (v1) => {
       v1.addHook('preValidation', refuseUnstorableText);

@@ -8,3 +8,4 @@ export * from './feeds/connections';
 export * from './feeds/plaid';
 export * from './feeds/secrets';
 export * from './feeds/sync';
+export * from './feeds/requests';

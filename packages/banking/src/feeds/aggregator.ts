@@ -32,6 +32,13 @@ export interface FeedPage {
   hasMore: boolean;
 }
 
+/** A verified aggregator webhook: which item it is about and what happened. */
+export interface FeedWebhook {
+  itemId: string;
+  type: string;
+  code: string;
+}
+
 export interface Aggregator {
   readonly provider: string;
   /** Exchanges the public token a link flow produced for a long-lived access token. */
@@ -39,4 +46,6 @@ export interface Aggregator {
   accounts(accessToken: string): Promise<FeedAccount[]>;
   /** One page of changes after `cursor` (null: from the beginning). */
   syncPage(accessToken: string, cursor: string | null, count: number): Promise<FeedPage>;
+  /** Verifies an inbound webhook's signature against its exact bytes; throws UNAUTHENTICATED when it does not hold. */
+  verifyWebhook(headers: Record<string, string | string[] | undefined>, rawBody: Buffer): Promise<FeedWebhook>;
 }

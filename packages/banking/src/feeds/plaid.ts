@@ -1,6 +1,8 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '@firm/core';
+import { type CryptoKey, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import { Configuration, PlaidApi } from 'plaid';
-import type { Aggregator, FeedAccount, FeedPage, FeedTransaction } from './aggregator';
+import type { Aggregator, FeedAccount, FeedPage, FeedTransaction, FeedWebhook } from './aggregator';
 
 export interface PlaidOptions {
   clientId: string;
@@ -51,6 +53,8 @@ function aggregatorError(err: unknown): DomainError {
 export class PlaidAggregator implements Aggregator {
   readonly provider = 'plaid';
   private readonly api: PlaidApi;
+  /** Verification keys by key id, fetched from the aggregator once each. */
+  private readonly webhookKeys = new Map<string, CryptoKey | Uint8Array>();
 
   constructor(options: PlaidOptions) {
     this.api = new PlaidApi(
@@ -105,5 +109,58 @@ export class PlaidAggregator implements Aggregator {
     } catch (err) {
       throw aggregatorError(err);
     }
+  }
+
+  /**
+   * Plaid's webhook verification: the `Plaid-Verification` header is an ES256 JWT whose key id names a key the
+   * aggregator serves (/webhook_verification_key/get); it must be at most five minutes old and carry the SHA-256 of
+   * the exact body.
+   */
+  async verifyWebhook(headers: Record<string, string | string[] | undefined>, rawBody: Buffer): Promise<FeedWebhook> {
+    const refuse = (why: string) => new DomainError('UNAUTHENTICATED', `the webhook is not verified: ${why}`);
+    const raw = headers['plaid-verification'];
+    const token = Array.isArray(raw) ? raw[0] : raw;
+    if (!token) throw refuse('no Plaid-Verification header');
+    let kid: string | undefined;
+    try {
+      const header = decodeProtectedHeader(token);
+      if (header.alg !== 'ES256') throw refuse('not an ES256 token');
+      kid = header.kid;
+    } catch (err) {
+      throw err instanceof DomainError ? err : refuse('not a JWT');
+    }
+    if (!kid) throw refuse('no key id');
+    let key = this.webhookKeys.get(kid);
+    if (!key) {
+      try {
+        const { data } = await this.api.webhookVerificationKeyGet({ key_id: kid });
+        key = await importJWK(data.key as unknown as JWK, 'ES256');
+      } catch {
+        throw refuse('unknown key id');
+      }
+      this.webhookKeys.set(kid, key);
+    }
+    let claimed: unknown;
+    try {
+      const { payload } = await jwtVerify(token, key, { algorithms: ['ES256'], maxTokenAge: '5 min' });
+      claimed = payload.request_body_sha256;
+    } catch {
+      throw refuse('bad signature or too old');
+    }
+    const digest = Buffer.from(createHash('sha256').update(rawBody).digest('hex'));
+    if (
+      typeof claimed !== 'string' ||
+      claimed.length !== digest.length ||
+      !timingSafeEqual(Buffer.from(claimed), digest)
+    ) {
+      throw refuse('the body does not match its signature');
+    }
+    const body = JSON.parse(rawBody.toString('utf8')) as {
+      webhook_type?: string;
+      webhook_code?: string;
+      item_id?: string;
+    };
+    if (!body.item_id) throw refuse('no item_id');
+    return { itemId: body.item_id, type: body.webhook_type ?? '', code: body.webhook_code ?? '' };
   }
 }

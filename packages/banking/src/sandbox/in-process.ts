@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '@firm/core';
-import type { Aggregator, FeedAccount, FeedPage } from '../feeds/aggregator';
+import type { Aggregator, FeedAccount, FeedPage, FeedWebhook } from '../feeds/aggregator';
 import { toFeedTransaction } from '../feeds/plaid';
 import { decodeSandboxCursor, sandboxAccounts, sandboxActivity, sandboxSyncPage } from './activity';
 
@@ -19,6 +19,10 @@ export class InProcessSandboxAggregator implements Aggregator {
     const accessToken = `access-sandbox-${randomUUID()}`;
     this.items.set(accessToken, itemId);
     return { accessToken, itemId };
+  }
+
+  async verifyWebhook(): Promise<FeedWebhook> {
+    throw new DomainError('UNAUTHENTICATED', 'the in-process sandbox sends no webhooks');
   }
 
   private item(accessToken: string): string {

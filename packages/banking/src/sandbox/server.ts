@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeSandboxCursor, type SandboxChange, sandboxAccounts, sandboxActivity, sandboxSyncPage } from './activity';
@@ -23,6 +24,8 @@ interface Item {
   itemId: string;
   accessToken: string;
   changes: SandboxChange[];
+  /** Where the item's webhooks go. */
+  webhook: string | null;
 }
 
 export interface SandboxAggregatorServer {
@@ -30,6 +33,8 @@ export interface SandboxAggregatorServer {
   server: Server;
   /** Adds a change to an item's log, as if the bank reported it later. */
   append(itemId: string, change: SandboxChange): void;
+  /** Sends the item's webhook, signed as Plaid signs them (ES256 JWT in Plaid-Verification); resolves to its status. */
+  fireWebhook(itemId: string, code?: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -63,6 +68,32 @@ export async function startSandboxAggregator(
   const publicTokens = new Map<string, string>();
   let syncCalls = 0;
   const start = options.start ?? '2026-10-01';
+  const signing = await generateKeyPair('ES256');
+  const kid = randomUUID();
+  const publicJwk = { ...(await exportJWK(signing.publicKey)), kid, alg: 'ES256', use: 'sig' };
+
+  const fireWebhook = async (itemId: string, code = 'SYNC_UPDATES_AVAILABLE'): Promise<number> => {
+    const found = items.get(itemId);
+    if (!found?.webhook) throw new Error(`item ${itemId} has no webhook`);
+    const body = JSON.stringify({
+      webhook_type: 'TRANSACTIONS',
+      webhook_code: code,
+      item_id: itemId,
+      initial_update_complete: true,
+      historical_update_complete: true,
+      environment: 'sandbox',
+    });
+    const jwt = await new SignJWT({ request_body_sha256: createHash('sha256').update(body).digest('hex') })
+      .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' })
+      .setIssuedAt()
+      .sign(signing.privateKey);
+    const res = await fetch(found.webhook, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'plaid-verification': jwt },
+      body,
+    });
+    return res.status;
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'POST') return plaidError(res, 404, 'INVALID_REQUEST', 'NOT_FOUND', 'unknown endpoint');
@@ -86,6 +117,7 @@ export async function startSandboxAggregator(
           itemId,
           accessToken: `access-sandbox-${randomUUID()}`,
           changes: sandboxActivity(itemId, start, options.extraRows ?? 0),
+          webhook: ((body.options as { webhook?: string } | undefined)?.webhook ?? null) as string | null,
         });
         publicTokens.set(publicToken, itemId);
         return send(res, 200, { public_token: publicToken, request_id: randomUUID() });
@@ -98,6 +130,24 @@ export async function startSandboxAggregator(
         }
         publicTokens.delete(String(body.public_token));
         return send(res, 200, { access_token: found.accessToken, item_id: found.itemId, request_id: randomUUID() });
+      }
+      case '/webhook_verification_key/get': {
+        if (body.key_id !== kid) {
+          return plaidError(res, 400, 'INVALID_INPUT', 'INVALID_WEBHOOK_VERIFICATION_KEY_ID', 'unknown key_id');
+        }
+        return send(res, 200, { key: { ...publicJwk, created_at: 1, expired_at: null }, request_id: randomUUID() });
+      }
+      case '/item/webhook/update': {
+        const found = item();
+        if (!found) return;
+        found.webhook = typeof body.webhook === 'string' ? body.webhook : null;
+        return send(res, 200, { item: { item_id: found.itemId, webhook: found.webhook }, request_id: randomUUID() });
+      }
+      case '/sandbox/item/fire_webhook': {
+        const found = item();
+        if (!found) return;
+        const status = await fireWebhook(found.itemId, String(body.webhook_code ?? 'SYNC_UPDATES_AVAILABLE'));
+        return send(res, 200, { webhook_fired: status < 300, request_id: randomUUID() });
       }
       case '/accounts/get': {
         const found = item();
@@ -146,6 +196,7 @@ export async function startSandboxAggregator(
     append(itemId, change) {
       items.get(itemId)?.changes.push(change);
     },
+    fireWebhook,
     close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
   };
 }

@@ -59,12 +59,17 @@ export const bankFeedConnections = pgTable(
     lastSyncedAt: timestamp('last_synced_at', { withTimezone: true }),
     lastError: text('last_error'),
     lastErrorAt: timestamp('last_error_at', { withTimezone: true }),
+    /** Set by a verified aggregator webhook; a sync worker claims it (FOR UPDATE SKIP LOCKED) and clears it. */
+    syncRequestedAt: timestamp('sync_requested_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     unique('bank_feed_connections_org_id_key').on(t.organizationId, t.id),
     unique('bank_feed_connections_item_key').on(t.provider, t.itemId),
+    index('bank_feed_connections_sync_requested_idx')
+      .on(t.syncRequestedAt)
+      .where(sql`${t.syncRequestedAt} is not null`),
     check('bank_feed_connections_status', sql`${t.status} in ('active', 'error', 'disconnected')`),
   ],
 );

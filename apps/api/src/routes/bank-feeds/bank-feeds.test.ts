@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { rowsOf } from '@firm/db';
+import { sql } from 'drizzle-orm';
+import { generateKeyPair, SignJWT } from 'jose';
 import { PlaidAggregator } from '@firm/banking';
 import { startSandboxAggregator, type SandboxAggregatorServer } from '@firm/banking/sandbox/server';
 import { createContact, createDocument } from '@firm/documents';
@@ -35,11 +38,16 @@ async function ok(res: Awaited<ReturnType<typeof post>>) {
   return res.json();
 }
 
-async function publicToken(): Promise<string> {
+async function publicToken(webhook?: string): Promise<string> {
   const res = await fetch(`${sandbox.url}/sandbox/public_token/create`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_id: CLIENT.clientId, secret: CLIENT.secret, institution_id: 'ins_109508' }),
+    body: JSON.stringify({
+      client_id: CLIENT.clientId,
+      secret: CLIENT.secret,
+      institution_id: 'ins_109508',
+      ...(webhook ? { options: { webhook } } : {}),
+    }),
   });
   return ((await res.json()) as { public_token: string }).public_token;
 }
@@ -161,5 +169,78 @@ describe('a month of bank activity, from the feed to a finished reconciliation',
     expect(cash.debitCents - cash.creditCents).toBe(statementCents);
     const paid = (await get(`/api/v1/invoices/${invoice.id}`)).json().data;
     expect(paid.status).toBe('paid');
+  });
+});
+
+describe('the aggregator webhook', () => {
+  it('syncs when a signed webhook says so, and refuses a missing or forged signature, syncing nothing', async () => {
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const hook = `${base}/api/aggregator/webhook`;
+    const connected = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/bank-feeds',
+      headers: t.orgHeaders,
+      payload: {
+        publicToken: await publicToken(hook),
+        institutionName: 'Savings Bank',
+        accounts: [{ mask: '0000', accountId: t.account('1010') }],
+      },
+    });
+    expect(connected.statusCode, connected.body).toBe(201);
+    const feedId = connected.json().data.id;
+    const [{ item_id: itemId } = { item_id: '' }] = rowsOf<{ item_id: string }>(
+      await t.database.db.execute(sql`select item_id from bank_feed_connections where id = ${feedId}`),
+    );
+    const savings = connected.json().data.accounts[0].bankAccountId;
+    const count = async () =>
+      (await get(`/api/v1/bank-accounts/${savings}/transactions?limit=1000`)).json().data.length as number;
+    const before = await count();
+    sandbox.append(itemId, {
+      kind: 'added',
+      transaction: {
+        transaction_id: `${itemId}-late-1`,
+        account_id: `${itemId}-checking`,
+        amount: -77.7,
+        iso_currency_code: 'USD',
+        date: '2026-10-31',
+        authorized_date: '2026-10-31',
+        name: 'INTEREST PAID',
+        merchant_name: null,
+        pending: false,
+        pending_transaction_id: null,
+        payment_channel: 'other',
+        transaction_type: 'special',
+      },
+    });
+
+    const body = JSON.stringify({
+      webhook_type: 'TRANSACTIONS',
+      webhook_code: 'SYNC_UPDATES_AVAILABLE',
+      item_id: itemId,
+    });
+    const missing = await fetch(hook, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(missing.status).toBe(401);
+    const forger = await generateKeyPair('ES256');
+    const forged = await new SignJWT({ request_body_sha256: 'x'.repeat(64) })
+      .setProtectedHeader({ alg: 'ES256', kid: randomUUID() })
+      .setIssuedAt()
+      .sign(forger.privateKey);
+    const refused = await fetch(hook, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'plaid-verification': forged },
+      body,
+    });
+    expect(refused.status).toBe(401);
+    const [requested] = rowsOf<{ at: string | null }>(
+      await t.database.db.execute(sql`select sync_requested_at as at from bank_feed_connections where id = ${feedId}`),
+    );
+    expect(requested?.at).toBeNull();
+    expect(await count()).toBe(before);
+
+    expect(await sandbox.fireWebhook(itemId)).toBe(200);
+    for (let i = 0; i < 50 && (await count()) === before; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await count()).toBe(before + 1);
+    const openapi = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    expect(Object.keys(openapi.paths)).not.toContain('/api/aggregator/webhook');
   });
 });
