@@ -110,7 +110,7 @@ describe('feed sync through the Plaid client against the sandbox aggregator', ()
     // A page that arrives again (the whole log replayed from the start) leaves the register as it was.
     await db.execute(sql`update bank_feed_connections set cursor = null where id = ${feed.id}`);
     await syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id, { count: 5 });
-    expect(await register(f.orgId)).toEqual(rows);
+    expect(await register(f.orgId), 'replayed').toEqual(rows);
 
     // Two syncs of one connection at once: one applies each page, the other drops it.
     await db.execute(sql`update bank_feed_connections set cursor = null where id = ${feed.id}`);

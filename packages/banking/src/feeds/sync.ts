@@ -1,9 +1,9 @@
-import { DomainError, isUuid } from '@firm/core';
+import { DomainError, isUuid, newId } from '@firm/core';
 import { type Db, rowsOf, type Tx } from '@firm/db';
 import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { unapplyBankTransaction } from '../actions';
-import { bankTransactionEvent, getBankTransaction, insertBankTransaction } from '../transactions';
+import { bankTransactionEvent, getBankTransaction } from '../transactions';
 import type { Aggregator, FeedPage, FeedTransaction } from './aggregator';
 import { openToken, type TokenKeys } from './secrets';
 
@@ -145,48 +145,77 @@ async function applyPage(
         where organization_id = ${organizationId} and feed_connection_id = ${connectionId}`),
     ).map((r) => [r.feed_account_id, r.id]),
   );
-  const find = async (bankAccountId: string, ids: (string | null)[]): Promise<ExistingRow | undefined> => {
-    const wanted = ids.filter((id): id is string => id !== null);
-    const rows = rowsOf<ExistingRow & { external_id: string }>(
-      await tx.execute(sql`select id, amount_cents::float8 as amount_cents, txn_date::text as txn_date, status,
-          reconciliation_id is not null as reconciled, external_id
+  // Every row the page names, read (and locked) in one statement; rows the page adds go in with one insert.
+  const named = [
+    ...new Set(
+      [...page.added, ...page.modified]
+        .flatMap((t) => [t.id, t.pendingId])
+        .concat(page.removed.map((r) => r.id))
+        .filter((id): id is string => id !== null),
+    ),
+  ];
+  const key = (bankAccountId: string, externalId: string) => `${bankAccountId}|${externalId}`;
+  const existing = new Map<string, ExistingRow>();
+  if (named.length > 0 && accounts.size > 0) {
+    const rows = rowsOf<ExistingRow & { external_id: string; bank_account_id: string }>(
+      await tx.execute(sql`select id, bank_account_id, amount_cents::float8 as amount_cents, txn_date::text as txn_date,
+          status, reconciliation_id is not null as reconciled, external_id
         from bank_transactions
-        where organization_id = ${organizationId} and bank_account_id = ${bankAccountId}
-          and external_id in (${sql.join(
-            wanted.map((id) => sql`${id}`),
-            sql`, `,
-          )})
+        where organization_id = ${organizationId}
+          and bank_account_id = any(${sql.param([...accounts.values()])}::uuid[])
+          and external_id = any(${sql.param(named)}::text[])
+        order by id
         for update`),
     );
-    // The row of the transaction itself first, else the pending row it replaces.
-    return rows.find((r) => r.external_id === wanted[0]) ?? rows[0];
-  };
+    for (const r of rows) existing.set(key(r.bank_account_id, r.external_id), r);
+  }
+  const fresh = new Map<string, FeedTransaction & { bankAccountId: string }>();
   for (const t of [...page.added, ...page.modified]) {
     const bankAccountId = accounts.get(t.accountId);
     if (!bankAccountId) continue;
-    const existing = await find(bankAccountId, [t.id, t.pendingId]);
-    if (existing) await changeRow(tx, ctx, organizationId, existing, t);
-    else {
-      await insertBankTransaction(tx, ctx, organizationId, {
-        bankAccountId,
-        date: t.date,
-        amountCents: t.amountCents,
-        description: t.description,
-        counterparty: t.counterparty,
-        sourceType: 'aggregator_bank_feed',
-        externalId: t.id,
-        pending: t.pending,
-      });
+    const own = key(bankAccountId, t.id);
+    const replaced = t.pendingId ? key(bankAccountId, t.pendingId) : null;
+    const found = existing.has(own) ? own : replaced && existing.has(replaced) ? replaced : null;
+    const stored = found ? existing.get(found) : undefined;
+    // A pending row this page added and this one replaces, or a row this page added and now changes.
+    if (replaced) fresh.delete(replaced);
+    if (found && stored) {
+      await changeRow(tx, ctx, organizationId, stored, t);
+      // The pending row now carries this transaction's id.
+      existing.delete(found);
+      existing.set(own, { ...stored, amount_cents: t.amountCents, txn_date: t.date });
+      continue;
     }
+    fresh.set(own, { ...t, bankAccountId });
   }
-  result.added += page.added.length;
-  result.modified += page.modified.length;
   for (const r of page.removed) {
     const bankAccountId = accounts.get(r.accountId);
     if (!bankAccountId) continue;
-    const existing = await find(bankAccountId, [r.id]);
-    if (existing) await removeRow(tx, ctx, organizationId, existing);
+    // Added earlier in this very page: it never reaches the table.
+    if (fresh.delete(key(bankAccountId, r.id))) continue;
+    const stored = existing.get(key(bankAccountId, r.id));
+    if (stored) {
+      await removeRow(tx, ctx, organizationId, stored);
+      existing.delete(key(bankAccountId, r.id));
+    }
   }
+  if (fresh.size > 0) {
+    const rows = [...fresh.values()];
+    const now = nowOf(ctx).toISOString();
+    await tx.execute(sql`
+      insert into bank_transactions
+        (id, organization_id, bank_account_id, txn_date, amount_cents, description, counterparty, source_type,
+         external_id, pending, created_at, updated_at)
+      select v.id, ${organizationId}, v.bank_account_id, v.txn_date, v.amount_cents, v.description, v.counterparty,
+             'aggregator_bank_feed', v.external_id, v.pending, ${now}, ${now}
+      from unnest(${sql.param(rows.map(() => newId()))}::uuid[], ${sql.param(rows.map((r) => r.bankAccountId))}::uuid[],
+                  ${sql.param(rows.map((r) => r.date))}::date[], ${sql.param(rows.map((r) => r.amountCents))}::bigint[],
+                  ${sql.param(rows.map((r) => r.description))}::text[], ${sql.param(rows.map((r) => r.counterparty))}::text[],
+                  ${sql.param(rows.map((r) => r.id))}::text[], ${sql.param(rows.map((r) => r.pending))}::boolean[])
+        as v(id, bank_account_id, txn_date, amount_cents, description, counterparty, external_id, pending)`);
+  }
+  result.added += page.added.length;
+  result.modified += page.modified.length;
   result.removed += page.removed.length;
 }
 

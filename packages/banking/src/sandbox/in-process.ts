@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError } from '@firm/core';
 import type { Aggregator, FeedAccount, FeedPage, FeedWebhook } from '../feeds/aggregator';
 import { toFeedTransaction } from '../feeds/plaid';
-import { decodeSandboxCursor, sandboxAccounts, sandboxActivity, sandboxSyncPage } from './activity';
+import { decodeSandboxCursor, type SandboxChange, sandboxAccounts, sandboxActivity, sandboxSyncPage } from './activity';
 
 /**
  * The sandbox aggregator's activity without its HTTP server, for the demo seed: the same items, pages and
@@ -11,8 +11,13 @@ import { decodeSandboxCursor, sandboxAccounts, sandboxActivity, sandboxSyncPage 
 export class InProcessSandboxAggregator implements Aggregator {
   readonly provider = 'sandbox';
   private readonly items = new Map<string, string>();
+  private readonly logs = new Map<string, SandboxChange[]>();
 
-  constructor(private readonly start: string) {}
+  constructor(
+    private readonly start: string,
+    /** More card rows per item, for load tests. */
+    private readonly extraRows = 0,
+  ) {}
 
   async exchangePublicToken(): Promise<{ accessToken: string; itemId: string }> {
     const itemId = `item-${randomUUID().slice(0, 8)}`;
@@ -42,7 +47,12 @@ export class InProcessSandboxAggregator implements Aggregator {
   }
 
   async syncPage(accessToken: string, cursor: string | null, count: number): Promise<FeedPage> {
-    const changes = sandboxActivity(this.item(accessToken), this.start);
+    const itemId = this.item(accessToken);
+    let changes = this.logs.get(itemId);
+    if (!changes) {
+      changes = sandboxActivity(itemId, this.start, this.extraRows);
+      this.logs.set(itemId, changes);
+    }
     const from = decodeSandboxCursor(cursor) ?? 0;
     const page = sandboxSyncPage(changes, from, count);
     return {
