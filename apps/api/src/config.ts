@@ -1,4 +1,4 @@
-import { parseTokenKeys, type TokenKeys } from '@firm/banking';
+import { DEVELOPMENT_TOKEN_KEYS, parseTokenKeys, type TokenKeys } from '@firm/banking';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 
@@ -107,12 +107,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return config;
 }
 
-/** The development key for aggregator tokens when BANK_TOKEN_KEYS is unset outside production: not a secret. */
-const DEVELOPMENT_BANK_TOKEN_KEYS = `dev:${Buffer.alloc(32, 7).toString('base64')}`;
-
 /** The keys sealing aggregator tokens; null in production without BANK_TOKEN_KEYS (feeds cannot be connected). */
 export function bankTokenKeysOf(config: Config): TokenKeys | null {
-  const spec = config.BANK_TOKEN_KEYS ?? (config.NODE_ENV === 'production' ? null : DEVELOPMENT_BANK_TOKEN_KEYS);
+  const spec = config.BANK_TOKEN_KEYS ?? (config.NODE_ENV === 'production' ? null : DEVELOPMENT_TOKEN_KEYS);
   return spec ? parseTokenKeys(spec) : null;
 }
 

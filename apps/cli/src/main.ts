@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
+import { type Aggregator, connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
 import { isDomainError, isUuid } from '@firm/core';
 import { type Database, purgeExpiredIdempotencyKeys } from '@firm/db';
 import { seedDemo } from '@firm/demo';
+import { sql } from 'drizzle-orm';
 import { createApiKey, createOAuthClient, revokeApiKey, revokeOAuthClient } from '@firm/identity';
 
 const USAGE = `usage: npm run cli -- <command>
@@ -16,8 +18,12 @@ commands:
                                               register an OAuth client (confidential: its secret is shown once)
   oauth-client revoke CLIENT_ID               revoke an OAuth client and every token it holds
   idempotency purge                           delete idempotency records past their retention window
+  bank-feed connect --org ID --public-token T --institution NAME --account MASK=LEDGER_ACCOUNT_ID [...] [--json]
+                                              connect a bank feed through the aggregator and run its first sync
+  bank-feed sync --org ID --feed ID [--json]  sync a bank feed now
 
-environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data)`;
+environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data);
+bank feeds: PLAID_CLIENT_ID, PLAID_SECRET, PLAID_BASE_URL, BANK_TOKEN_KEYS as for the API`;
 
 class UsageError extends Error {}
 
@@ -26,8 +32,14 @@ export interface Io {
   err: (text: string) => void;
 }
 
+/** What the bank-feed commands talk to: the aggregator and the keys sealing its tokens. */
+export interface BankingDeps {
+  aggregator: Aggregator;
+  tokenKeys: TokenKeys;
+}
+
 /** Runs one CLI command against an open database. Returns the process exit code. */
-export async function runCli(argv: string[], database: Database, io: Io): Promise<number> {
+export async function runCli(argv: string[], database: Database, io: Io, banking?: BankingDeps): Promise<number> {
   const [command, sub] = argv;
   const print = (json: boolean, value: unknown, human: string) => io.out(json ? JSON.stringify(value) : human);
   try {
@@ -153,6 +165,63 @@ export async function runCli(argv: string[], database: Database, io: Io): Promis
         if (sub !== 'purge') throw new UsageError('usage: idempotency purge');
         const purged = await purgeExpiredIdempotencyKeys(database.db);
         io.out(`purged ${purged} expired idempotency record${purged === 1 ? '' : 's'}`);
+        return 0;
+      }
+      case 'bank-feed': {
+        if (!banking) throw new UsageError('bank-feed needs the aggregator configuration');
+        const { values } = parseArgs({
+          args: argv.slice(2),
+          options: {
+            org: { type: 'string' },
+            feed: { type: 'string' },
+            'public-token': { type: 'string' },
+            institution: { type: 'string' },
+            account: { type: 'string', multiple: true },
+            json: { type: 'boolean' },
+          },
+        });
+        if (!values.org || !isUuid(values.org)) throw new UsageError('bank-feed needs --org ID');
+        const rows = (await database.db.execute(
+          sql`select firm_id from organizations where id = ${values.org}`,
+        )) as unknown as { rows: { firm_id: string }[] };
+        const firmId = rows.rows[0]?.firm_id;
+        if (!firmId) {
+          io.err(`no organization ${values.org}`);
+          return 1;
+        }
+        const ctx = { firmId, actor: { kind: 'cli', id: 'operator' } };
+        let feedId = values.feed;
+        if (sub === 'connect') {
+          if (!values['public-token'] || !values.institution || !values.account?.length) {
+            throw new UsageError('bank-feed connect needs --public-token, --institution and --account MASK=ID');
+          }
+          const links = values.account.map((a) => {
+            const [mask, accountId] = a.split('=');
+            if (!mask || !accountId) throw new UsageError(`--account ${a}: write MASK=LEDGER_ACCOUNT_ID`);
+            return { mask, accountId };
+          });
+          const feed = await connectBankFeed(database.db, ctx, banking.aggregator, banking.tokenKeys, values.org, {
+            publicToken: values['public-token'],
+            institutionName: values.institution,
+            accounts: links,
+          });
+          feedId = feed.id;
+        } else if (sub !== 'sync' || !feedId) {
+          throw new UsageError('usage: bank-feed connect ... | bank-feed sync --org ID --feed ID');
+        }
+        const result = await syncFeed(
+          database.db,
+          ctx,
+          banking.aggregator,
+          banking.tokenKeys,
+          values.org,
+          feedId as string,
+        );
+        print(
+          Boolean(values.json),
+          { feedId, ...result },
+          `feed ${feedId}: ${result.pages} page(s), ${result.added} added, ${result.modified} modified, ${result.removed} removed`,
+        );
         return 0;
       }
       case 'help':

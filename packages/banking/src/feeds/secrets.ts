@@ -37,3 +37,6 @@ export function openToken(keys: TokenKeys, value: string, keyId: string): string
   decipher.setAuthTag(raw.subarray(12, 28));
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
 }
+
+/** The key used outside production when none is configured: a fixed, public value, never a secret. */
+export const DEVELOPMENT_TOKEN_KEYS = `dev:${Buffer.alloc(32, 7).toString('base64')}`;
