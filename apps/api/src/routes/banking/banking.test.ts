@@ -153,6 +153,17 @@ describe('bank transactions', () => {
     expect(await bankingWrites(t.database.db, other.orgId)).toEqual(before);
   });
 
+  it('takes an action whose fields are all optional without a body', async () => {
+    const id = await row(-250, '2026-05-12', 'ATM FEE');
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/bank-transactions/${id}/exclude`,
+      headers: { ...t.orgHeaders, 'idempotency-key': randomUUID() },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data.status).toBe('excluded');
+  });
+
   it('needs bank:write to act and bank:read to list', async () => {
     const { key } = await createApiKey(t.database.db, { firmId: t.demo.firmId, scopes: ['bank:read'] });
     const headers = { authorization: `Bearer ${key}`, 'x-organization-id': t.orgId };

@@ -174,6 +174,10 @@ const ACTIONS: Action[] = [
 
 export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const db = () => app.database.db;
+  // Actions whose fields are all optional (reconcile, exclude, include, finish, undo) may be sent without a body.
+  app.addHook('preValidation', async (request) => {
+    if (request.method === 'POST' && request.body === undefined) request.body = {};
+  });
 
   for (const form of ['header', 'path'] as const) {
     const prefix = form === 'header' ? '' : '/companies/:companyId';
