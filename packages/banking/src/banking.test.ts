@@ -14,6 +14,7 @@ import {
   reconcileBankTransaction,
   splitBankTransaction,
 } from './actions';
+import { matchCandidates } from './candidates';
 import { finishReconciliation, openReconciliation, undoReconciliation } from './reconciliations';
 import { reconciliationStatus } from './status-report';
 import { bankingWrites, createBankingFixture, type BankingFixture } from './testing';
@@ -176,6 +177,22 @@ describe('match', () => {
         }),
       ),
     );
+  });
+});
+
+describe('match candidates', () => {
+  it('offers open invoices for money in, the exact amount first, and never a paid one', async () => {
+    const exact = await invoice(4_321);
+    const other = await invoice(9_999);
+    const paid = await invoice(4_322);
+    const first = await f.row({ amountCents: 4_322 });
+    await tx((t) => matchBankTransaction(t, f.ctx, f.orgId, first, { documents: [{ documentId: paid.id }] }));
+    const id = await f.row({ amountCents: 4_321 });
+    const candidates = await matchCandidates(db, f.orgId, id);
+    expect(candidates[0]).toMatchObject({ documentId: exact.id, type: 'invoice', exact: true, amountCents: 4_321 });
+    expect(candidates.map((c) => c.documentId)).toContain(other.id);
+    expect(candidates.map((c) => c.documentId)).not.toContain(paid.id);
+    expect(candidates.every((c) => c.type === 'invoice' || c.type === 'customer_payment')).toBe(true);
   });
 });
 

@@ -9,3 +9,4 @@ export * from './feeds/plaid';
 export * from './feeds/secrets';
 export * from './feeds/sync';
 export * from './feeds/requests';
+export * from './candidates';

@@ -153,6 +153,14 @@ describe('bank transactions', () => {
     expect(await bankingWrites(t.database.db, other.orgId)).toEqual(before);
   });
 
+  it('lists match candidates for a row', async () => {
+    const id = await row(5_000, '2026-05-13', 'ACH DEPOSIT');
+    const res = await get(`/api/v1/bank-transactions/${id}/match-candidates`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toEqual([]);
+    expect((await get(`/api/v1/bank-transactions/${randomUUID()}/match-candidates`)).statusCode).toBe(404);
+  });
+
   it('takes an action whose fields are all optional without a body', async () => {
     const id = await row(-250, '2026-05-12', 'ATM FEE');
     const res = await t.app.inject({

@@ -11,6 +11,7 @@ import {
   listBankTransactions,
   listReconciliations,
   matchBankTransaction,
+  matchCandidates,
   openReconciliation,
   reclassifyBankTransaction,
   reconcileBankTransaction,
@@ -41,6 +42,7 @@ import {
   FinishReconciliationBody,
   IdParams,
   MatchBody,
+  MatchCandidateList,
   OpenReconciliationBody,
   ReclassifyBody,
   ReconcileBody,
@@ -299,6 +301,23 @@ export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({ data: await getBankTransaction(db(), request.organization.id, request.params.id) }),
+  );
+
+  app.get(
+    '/bank-transactions/:id/match-candidates',
+    {
+      config: { scope: 'bank:read', organization: 'header' },
+      schema: {
+        tags: ['banking'],
+        summary: 'What a bank transaction could be matched to',
+        description:
+          'Open invoices and unmatched customer payments through its bank account for money in, open bills and ' +
+          'unmatched bill payments for money out; exact amounts first, then the nearest dates (at most 20).',
+        params: IdParams,
+        response: { 200: MatchCandidateList },
+      },
+    },
+    async (request) => ({ data: await matchCandidates(db(), request.organization.id, request.params.id) }),
   );
 
   for (const action of ACTIONS) {

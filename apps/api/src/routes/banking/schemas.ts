@@ -246,6 +246,24 @@ export const ReconciliationStatusReport = Type.Object(
   { title: 'BankReconciliationStatus' },
 );
 
+export const MatchCandidateList = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object({
+        documentId: Uuid(),
+        type: Type.Enum(['invoice', 'customer_payment', 'bill', 'bill_payment']),
+        number: Nullable(Type.String()),
+        contactId: Uuid(),
+        contactName: Type.String(),
+        date: IsoDate(),
+        amountCents: Type.Integer({ description: "An invoice's or bill's open balance, a payment's amount." }),
+        exact: Type.Boolean({ description: 'The amount equals the bank amount.' }),
+      }),
+    ),
+  },
+  { title: 'MatchCandidates' },
+);
+
 export const BankAccountListQuery = Type.Object({ ...ListQuery });
 export const EmptyBody = Type.Object({}, { ...strict, title: 'Empty' });
 
