@@ -192,13 +192,20 @@ async function apply(
           `must be the payment's amount (${doc.total_cents})`,
         );
       }
-      const [taken] = rowsOf<{ id: string }>(
-        await tx.execute(sql`select t.id from bank_transaction_lines l
+      const holders = rowsOf<{ id: string; source_type: string; reconciled: boolean }>(
+        await tx.execute(sql`select t.id, t.source_type, t.reconciliation_id is not null as reconciled
+          from bank_transaction_lines l
           join bank_transactions t on t.organization_id = l.organization_id and t.id = l.bank_transaction_id
           where l.organization_id = ${organizationId} and l.document_id = ${doc.id} and t.id <> ${t.id}
-          limit 1`),
+          for update of t`),
       );
+      // The register row the posting route wrote for the payment gives way to the bank's own row: the money is in
+      // the register once. Any other holder keeps it.
+      const taken = holders.find((h) => h.source_type !== 'posting' || h.reconciled || t.sourceType === 'posting');
       if (taken) throw invalid('INVALID_ALLOCATION', field, `is already matched to bank transaction ${taken.id}`);
+      for (const h of holders) {
+        await tx.execute(sql`delete from bank_transactions where organization_id = ${organizationId} and id = ${h.id}`);
+      }
     }
   }
   if (over.length > 0) {

@@ -18,7 +18,8 @@ export interface MatchCandidate {
 
 /**
  * What a bank transaction could be matched to: open invoices and customer payments through its bank account for
- * money in, open bills and bill payments for money out, payments not yet matched to another row. Exact amounts
+ * money in, open bills and bill payments for money out, payments not yet matched to a bank row (the register row
+ * a posting route wrote for a payment gives way to the bank's own). Exact amounts
  * first, then the nearest dates.
  */
 export async function matchCandidates(
@@ -44,7 +45,10 @@ export async function matchCandidates(
           (d.type = ${target}::document_type and d.status in ('open', 'partially_paid'))
           or (d.type = ${payment}::document_type and d.status <> 'void' and d.bank_account_id = ${bank.accountId}
               and not exists (select 1 from bank_transaction_lines l
-                              where l.organization_id = d.organization_id and l.document_id = d.id))
+                              join bank_transactions h on h.organization_id = l.organization_id
+                                and h.id = l.bank_transaction_id
+                              where l.organization_id = d.organization_id and l.document_id = d.id
+                                and (h.source_type <> 'posting' or h.reconciliation_id is not null)))
         )
       order by ((case when d.type = ${target}::document_type then d.open_cents else d.total_cents end) = ${absolute}) desc,
                abs(d.date - ${t.date}::date), d.id

@@ -230,3 +230,42 @@ export async function insertBankTransaction(
             ${now}, ${now})`);
   return id;
 }
+
+/**
+ * The register row of a payment a posting route wrote through a bank-linked account, in the posting's transaction:
+ * `sourceType: posting`, matched to the payment. Null when the account holds no register. A feed row matched to the
+ * same payment later takes this row's place, so the money is in the register once.
+ */
+export async function registerPaymentRow(
+  tx: Tx,
+  ctx: LedgerContext,
+  organizationId: string,
+  input: {
+    ledgerAccountId: string;
+    date: string;
+    amountCents: number;
+    description: string;
+    counterparty: string | null;
+    paymentId: string;
+  },
+): Promise<string | null> {
+  const [bank] = rowsOf<{ id: string }>(
+    await tx.execute(sql`select id from bank_accounts
+      where organization_id = ${organizationId} and account_id = ${input.ledgerAccountId}`),
+  );
+  if (!bank) return null;
+  const id = await insertBankTransaction(tx, ctx, organizationId, {
+    bankAccountId: bank.id,
+    date: input.date,
+    amountCents: input.amountCents,
+    description: input.description,
+    counterparty: input.counterparty,
+    sourceType: 'posting',
+  });
+  await tx.execute(sql`
+    insert into bank_transaction_lines (id, organization_id, bank_transaction_id, line_no, document_id, amount_cents)
+    values (${newId()}, ${organizationId}, ${id}, 1, ${input.paymentId}, ${Math.abs(input.amountCents)})`);
+  await tx.execute(sql`update bank_transactions set status = 'matched'
+    where organization_id = ${organizationId} and id = ${id}`);
+  return id;
+}

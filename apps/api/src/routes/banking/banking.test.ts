@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createBankAccount, insertBankTransaction } from '@firm/banking';
 import { bankingWrites } from '@firm/banking/testing';
+import { createContact, createDocument } from '@firm/documents';
 import { createApiKey } from '@firm/identity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
@@ -180,6 +181,44 @@ describe('bank transactions', () => {
     const res = await post(`/api/v1/bank-transactions/${id}/exclude`, {}, randomUUID(), headers);
     expect(res.statusCode).toBe(403);
     expect(res.json().error.code).toBe('INSUFFICIENT_SCOPE');
+  });
+});
+
+describe('register rows of posting routes', () => {
+  it('writes the bill payment’s register row with the posting, and lets the bank’s row take its place', async () => {
+    const db = t.database.db;
+    const { vendor, bill } = await db.transaction(async (tx) => {
+      const v = await createContact(tx, ctx(), t.orgId, { kind: 'vendor', name: 'Register Vendor' });
+      const b = await createDocument(tx, ctx(), t.orgId, 'bill', {
+        contactId: v.id,
+        date: '2026-05-20',
+        lines: [{ accountId: t.account('6300'), unitPriceCents: 33_300 }],
+      });
+      return { vendor: v, bill: b };
+    });
+    const paid = await post('/api/v1/bill-payments', {
+      txnDate: '2026-05-21',
+      sourceAccountId: t.account('1000'),
+      vendorId: vendor.id,
+      allocations: [{ billId: bill.id, amountCents: 33_300 }],
+    });
+    expect(paid.statusCode, paid.body).toBe(201);
+    const [registered] = paid.json().bankTransactionIds;
+    const postingRow = (await get(`/api/v1/bank-transactions/${registered}`)).json().data;
+    expect(postingRow).toMatchObject({ sourceType: 'posting', status: 'matched', amountCents: -33_300 });
+    const cashBefore = (await get('/api/v1/accounts/' + t.account('1000'))).json().data;
+
+    const feedRow = await row(-33_300, '2026-05-22', 'ACH PAYMENT REGISTER VENDOR');
+    const candidates = (await get(`/api/v1/bank-transactions/${feedRow}/match-candidates`)).json().data;
+    const payment = candidates.find((c: { type: string }) => c.type === 'bill_payment');
+    expect(payment).toMatchObject({ exact: true, amountCents: 33_300 });
+    const matched = await post(`/api/v1/bank-transactions/${feedRow}/match`, {
+      documents: [{ documentId: payment.documentId }],
+    });
+    expect(matched.statusCode, matched.body).toBe(200);
+    expect(matched.json().data).toMatchObject({ status: 'matched', journalEntryIds: [paid.json().journalEntryId] });
+    expect((await get(`/api/v1/bank-transactions/${registered}`)).statusCode).toBe(404);
+    expect((await get('/api/v1/accounts/' + t.account('1000'))).json().data).toEqual(cashBefore);
   });
 });
 
