@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import { type Aggregator, PlaidAggregator } from '@firm/banking';
 import { type Database, DatabaseStatus } from '@firm/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { type Config, trustProxyOf } from './config';
+import { bankTokenKeysOf, type Config, trustProxyOf } from './config';
 import { refuseUnstorableText } from './text';
 import { errorsPlugin, sendError } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
@@ -13,6 +14,9 @@ import { sessionAuthenticator, sessionPlugin } from './plugins/session';
 import { accountRoutes } from './routes/accounts/index';
 import { agingRoutes } from './routes/aging/index';
 import { auditRoutes } from './routes/audit/index';
+import { bankFeedRoutes } from './routes/bank-feeds/index';
+import { bankingRoutes } from './routes/banking/index';
+import { aggregatorWebhookRoutes } from './routes/bank-feeds/webhook';
 import { bookRoutes } from './routes/books/index';
 import { contactRoutes } from './routes/contacts/index';
 import { documentRoutes } from './routes/documents/index';
@@ -36,6 +40,8 @@ export interface AppDeps {
   /** Extra bearer-token kinds beyond API keys. */
   authenticators?: Authenticator[];
   logger?: FastifyServerOptions['logger'];
+  /** The bank-data aggregator feeds connect through; default: Plaid's client configured by PLAID_*. */
+  aggregator?: Aggregator;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -64,6 +70,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const routeTable: { method: string; url: string }[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (route) => {
+    // Internal routes (the aggregator webhook) are left out of the public route table and OpenAPI document.
+    if ((route.schema as { hide?: boolean } | undefined)?.hide) return;
     for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push({ method, url: route.url });
   });
   app.decorate('config', config);
@@ -71,6 +79,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('databaseStatus', databaseStatus);
   app.addHook('onReady', async () => void (await databaseStatus.check()));
   app.addHook('onClose', async () => databaseStatus.stop());
+  app.decorate(
+    'aggregator',
+    deps.aggregator ??
+      new PlaidAggregator({
+        clientId: config.PLAID_CLIENT_ID,
+        secret: config.PLAID_SECRET,
+        basePath: config.PLAID_BASE_URL,
+      }),
+  );
+  app.decorate('bankTokenKeys', bankTokenKeysOf(config));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // Before rate limits and authentication, which would query a schema that is not there yet.
@@ -92,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes);
   await app.register(sessionRoutes);
   await app.register(oauthRoutes);
+  await app.register(aggregatorWebhookRoutes);
   await app.register(
     async (v1) => {
       v1.addHook('preValidation', refuseUnstorableText);
@@ -110,6 +129,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(documentRoutes);
       await v1.register(billPaymentPostingRoutes);
       await v1.register(agingRoutes);
+      await v1.register(bankingRoutes);
+      await v1.register(bankFeedRoutes);
     },
     { prefix: '/api/v1' },
   );

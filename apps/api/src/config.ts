@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { DEVELOPMENT_TOKEN_KEYS, parseTokenKeys, type TokenKeys } from '@firm/banking';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 
@@ -67,6 +68,22 @@ const ConfigSchema = Type.Object({
    * addresses or CIDRs. Unset: the socket's address is the client's (X-Forwarded-For is ignored).
    */
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  /** Bank-data aggregator (Plaid) credentials; the defaults are those the sandbox aggregator accepts. */
+  PLAID_CLIENT_ID: Type.String({ default: 'sandbox-client-id', minLength: 1 }),
+  PLAID_SECRET: Type.String({ default: 'sandbox-secret', minLength: 1 }),
+  /**
+   * Where the Plaid client sends requests: https://production.plaid.com or https://sandbox.plaid.com for Plaid, or
+   * the sandbox aggregator this project ships (`npm run sandbox:aggregator`, the default).
+   */
+  PLAID_BASE_URL: Type.String({ default: 'http://127.0.0.1:4010', pattern: '^https?://' }),
+  /**
+   * Keys that seal aggregator access tokens at rest (AES-256-GCM): `id:<32 bytes base64>[,id:<key>...]`, the first
+   * one current, the others still readable. Unset: in production bank feeds cannot be connected (503); elsewhere a
+   * fixed development key is used.
+   */
+  BANK_TOKEN_KEYS: Type.Optional(
+    Type.String({ pattern: '^[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44}(,[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44})*$' }),
+  ),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -114,6 +131,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   return config;
+}
+
+/** The keys sealing aggregator tokens; null in production without BANK_TOKEN_KEYS (feeds cannot be connected). */
+export function bankTokenKeysOf(config: Config): TokenKeys | null {
+  const spec = config.BANK_TOKEN_KEYS ?? (config.NODE_ENV === 'production' ? null : DEVELOPMENT_TOKEN_KEYS);
+  return spec ? parseTokenKeys(spec) : null;
 }
 
 /** Defaults for tests and embedding: everything a real start-up would have, without the environment. */

@@ -189,6 +189,69 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
     retryable: false,
     description: 'The allocations of a payment add up to more than its amount.',
   },
+  BANK_ACCOUNT_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such bank account in this organization.',
+  },
+  BANK_ACCOUNT_TAKEN: {
+    status: 409,
+    retryable: false,
+    description: 'The ledger account already holds a bank account; each ledger account has at most one register.',
+  },
+  BANK_TRANSACTION_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such bank transaction in this organization.',
+  },
+  ALREADY_RECONCILED: {
+    status: 409,
+    retryable: false,
+    description: 'The bank transaction is reconciled; it cannot change until its reconciliation is undone.',
+  },
+  SPLIT_MISMATCH: {
+    status: 422,
+    retryable: false,
+    description: 'The parts of a split do not add up to the bank amount; details give both totals.',
+  },
+  AMOUNT_MISMATCH: {
+    status: 422,
+    retryable: false,
+    description:
+      'The matched documents do not add up to the bank amount; name a differenceAccountId to post the difference.',
+  },
+  RECONCILIATION_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such reconciliation in this organization.',
+  },
+  RECONCILIATION_OPEN: {
+    status: 409,
+    retryable: false,
+    description: 'The bank account already has an open reconciliation; finish it first.',
+  },
+  NO_OPEN_RECONCILIATION: {
+    status: 409,
+    retryable: false,
+    description:
+      'No open reconciliation of the transaction’s bank account (or the one named is finished, or of another bank account).',
+  },
+  RECONCILIATION_UNBALANCED: {
+    status: 422,
+    retryable: false,
+    description:
+      'The cleared balance differs from the statement ending balance; reconcile more transactions or ask for an adjustment.',
+  },
+  BANK_FEED_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such bank feed connection in this organization.',
+  },
+  AGGREGATOR_ERROR: {
+    status: 502,
+    retryable: true,
+    description: 'The bank-data aggregator refused or failed the request; details say what it answered.',
+  },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
   INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },

@@ -14,7 +14,7 @@ import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
 import { sql } from 'drizzle-orm';
 import { buildApp } from './app';
-import { ConfigError, loadConfig } from './config';
+import { bankTokenKeysOf, type Config, ConfigError, loadConfig } from './config';
 
 /**
  * Reads config, opens the database, listens, and shuts down gracefully: on SIGTERM/SIGINT the
@@ -29,13 +29,14 @@ async function main() {
   if (database.kind === 'postgres' && config.MIGRATE_ON_START) await database.migrate();
   if (database.kind === 'embedded') {
     await database.migrate();
-    demoKey = await demoCredentials(database, config.DATA_DIR);
+    demoKey = await demoCredentials(database, config);
   }
   const app = await buildApp({ config, database });
   app.addHook('onClose', async () => database.close());
   if (owner) {
     // `npm run cli` against this data directory runs its commands here, on this process's database.
-    owner.serve((argv, io) => runCli(argv, database, io));
+    const banking = app.bankTokenKeys ? { aggregator: app.aggregator, tokenKeys: app.bankTokenKeys } : undefined;
+    owner.serve((argv, io) => runCli(argv, database, io, banking));
     app.addHook('preClose', async () => owner.stopServing());
   }
 
@@ -95,13 +96,14 @@ async function main() {
  * On the embedded database, an empty database is seeded and the demo credentials are kept in
  * DATA_DIR/demo-credentials.json (local development only), so every start can print the key.
  */
-async function demoCredentials(database: ReturnType<typeof openDatabase>, dataDir: string): Promise<string | null> {
-  const file = join(dataDir, 'demo-credentials.json');
+async function demoCredentials(database: ReturnType<typeof openDatabase>, config: Config): Promise<string | null> {
+  const file = join(config.DATA_DIR, 'demo-credentials.json');
   const { rows } = (await database.db.execute(sql`select count(*)::int as n from firms`)) as unknown as {
     rows: { n: number }[];
   };
   if ((rows[0]?.n ?? 0) === 0) {
-    const seeded = await seedDemo(database.db);
+    const keys = bankTokenKeysOf(config);
+    const seeded = await seedDemo(database.db, keys ? { bankTokenKeys: keys } : {});
     await writeFile(file, `${JSON.stringify(seeded, null, 2)}\n`, { mode: 0o600 });
     return seeded.apiKey;
   }

@@ -1,3 +1,4 @@
+import type { Aggregator } from '@firm/banking';
 import { accounts, type Db, firms, organizations } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { type SeedResult, seedDemo } from '@firm/demo';
@@ -29,10 +30,14 @@ export interface TestApp {
  * for tests that add a route of their own.
  */
 export async function createTestApp(
-  options: { config?: Partial<Config>; prepare?: (app: FastifyInstance) => void } = {},
+  options: { config?: Partial<Config>; prepare?: (app: FastifyInstance) => void; aggregator?: Aggregator } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
-  const app = await buildApp({ config: testConfig(options.config), database });
+  const app = await buildApp({
+    config: testConfig(options.config),
+    database,
+    ...(options.aggregator ? { aggregator: options.aggregator } : {}),
+  });
   options.prepare?.(app);
   await app.ready();
   const demo = await seedDemo(database.db, { password: DEMO_PASSWORD });

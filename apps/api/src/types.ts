@@ -1,3 +1,4 @@
+import type { Aggregator, TokenKeys } from '@firm/banking';
 import type { Scope } from '@firm/core';
 import type { Database, DatabaseStatus } from '@firm/db';
 import type { Credential, Organization } from '@firm/identity';
@@ -19,6 +20,10 @@ declare module 'fastify' {
     /** Whether the database answers and is migrated; failures are logged once per change. */
     databaseStatus: DatabaseStatus;
     config: Config;
+    /** The bank-data aggregator bank feeds go through. */
+    aggregator: Aggregator;
+    /** Keys sealing aggregator access tokens at rest; null in production without BANK_TOKEN_KEYS. */
+    bankTokenKeys: TokenKeys | null;
     /** Every route registered, as method and URL pattern. */
     routeTable: ReadonlyArray<{ method: string; url: string }>;
   }

@@ -1,8 +1,23 @@
 import { text } from 'node:stream/consumers';
 import { type Database, DataDirInUseError, claimDataDir, openDatabase, runInOwner } from '@firm/db';
-import { type Io, describeFailure, parseCommand, readsStdin, runCli } from './main';
+import { DEVELOPMENT_TOKEN_KEYS, PlaidAggregator, parseTokenKeys } from '@firm/banking';
+import { type BankingDeps, type Io, describeFailure, parseCommand, readsStdin, runCli } from './main';
 
 const argv = process.argv.slice(2);
+
+/** The aggregator and token keys from the environment, as the API reads them; none in production without keys. */
+function bankingFromEnv(env = process.env): BankingDeps | undefined {
+  const tokenKeys = env.BANK_TOKEN_KEYS || (env.NODE_ENV === 'production' ? null : DEVELOPMENT_TOKEN_KEYS);
+  if (!tokenKeys) return undefined;
+  return {
+    aggregator: new PlaidAggregator({
+      clientId: env.PLAID_CLIENT_ID || 'sandbox-client-id',
+      secret: env.PLAID_SECRET || 'sandbox-secret',
+      basePath: env.PLAID_BASE_URL || 'http://127.0.0.1:4010',
+    }),
+    tokenKeys: parseTokenKeys(tokenKeys),
+  };
+}
 const io: Io = {
   out: (t) => process.stdout.write(`${t}\n`),
   err: (t) => process.stderr.write(`${t}\n`),
@@ -20,9 +35,10 @@ async function runEmbedded(dataDir: string, stdin: string | undefined): Promise<
     try {
       const owner = await claimDataDir(dataDir);
       const database = openDatabase({ dataDir });
-      owner.serve((forwardedArgv, forwardedIo) => runCli(forwardedArgv, database, forwardedIo));
+      const banking = bankingFromEnv();
+      owner.serve((forwardedArgv, forwardedIo) => runCli(forwardedArgv, database, forwardedIo, banking));
       try {
-        return await runCli(argv, database, io);
+        return await runCli(argv, database, io, banking);
       } finally {
         await owner.stopServing();
         await database.close();
@@ -38,7 +54,7 @@ async function runEmbedded(dataDir: string, stdin: string | undefined): Promise<
 async function runOnPostgres(url: string): Promise<number> {
   let database: Database | null = null;
   try {
-    return await runCli(argv, () => (database = openDatabase({ url, poolMax: 2 })), io);
+    return await runCli(argv, () => (database = openDatabase({ url, poolMax: 2 })), io, bankingFromEnv());
   } finally {
     await (database as Database | null)?.close();
   }

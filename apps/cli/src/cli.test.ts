@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { accounts, apiKeys, firms, organizations, users } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { authenticateApiKey, verifyLogin } from '@firm/identity';
-import { count } from 'drizzle-orm';
+import { count, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE, parseCommand, runCli } from './main';
 
@@ -134,6 +134,8 @@ const COMMAND_LINES = [
   ['api-key', 'revoke'],
   ['oauth-client', 'create'],
   ['oauth-client', 'revoke'],
+  ['bank-feed', 'connect'],
+  ['bank-feed', 'sync'],
   ['idempotency', 'purge'],
 ];
 
@@ -379,4 +381,72 @@ describe('the real command', () => {
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('bank-feed', () => {
+  it('connects a feed through the sandbox aggregator and syncs it', async () => {
+    const { startSandboxAggregator } = await import('@firm/banking/sandbox/server');
+    const { PlaidAggregator, parseTokenKeys } = await import('@firm/banking');
+    const client = { clientId: 'cli-client', secret: 'cli-secret' };
+    const sandbox = await startSandboxAggregator(client);
+    try {
+      const banking = {
+        aggregator: new PlaidAggregator({ ...client, basePath: sandbox.url }),
+        tokenKeys: parseTokenKeys(`k:${Buffer.alloc(32, 3).toString('base64')}`),
+      };
+      const seeded = JSON.parse((await cli('seed', '--json')).out);
+      const org = seeded.organizations[0].id;
+      const [checking] = (
+        (await database.db.execute(
+          sql`select id from accounts where organization_id = ${org} and code = '1000'`,
+        )) as unknown as { rows: { id: string }[] }
+      ).rows;
+      const token = (await (
+        await fetch(`${sandbox.url}/sandbox/public_token/create`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_id: client.clientId, secret: client.secret }),
+        })
+      ).json()) as { public_token: string };
+      const out: string[] = [];
+      const code = await runCli(
+        [
+          'bank-feed',
+          'connect',
+          '--org',
+          org,
+          '--public-token',
+          token.public_token,
+          '--institution',
+          'First Platypus Bank',
+          '--account',
+          `0000=${checking?.id}`,
+          '--json',
+        ],
+        database,
+        { out: (t) => out.push(t), err: (t) => out.push(t) },
+        banking,
+      );
+      expect(code, out.join('\n')).toBe(0);
+      const result = JSON.parse(out.join(''));
+      expect(result.added).toBeGreaterThan(0);
+      const rows = (await database.db.execute(
+        sql`select count(*)::int as n from bank_transactions where organization_id = ${org}`,
+      )) as unknown as { rows: { n: number }[] };
+      expect(rows.rows[0]?.n).toBe(12);
+      const again = await runCli(
+        ['bank-feed', 'sync', '--org', org, '--feed', result.feedId, '--json'],
+        database,
+        { out: () => undefined, err: () => undefined },
+        banking,
+      );
+      expect(again).toBe(0);
+      const after = (await database.db.execute(
+        sql`select count(*)::int as n from bank_transactions where organization_id = ${org}`,
+      )) as unknown as { rows: { n: number }[] };
+      expect(after.rows[0]?.n).toBe(12);
+    } finally {
+      await sandbox.close();
+    }
+  });
 });

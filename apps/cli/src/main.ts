@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { type Aggregator, connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
 import { isDomainError, isUuid } from '@firm/core';
 import {
   type Database,
@@ -22,7 +23,7 @@ import {
   revokeApiKey,
   revokeOAuthClient,
 } from '@firm/identity';
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, sql } from 'drizzle-orm';
 
 export interface Io {
   out: (text: string) => void;
@@ -34,12 +35,19 @@ export interface Io {
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | string[] | boolean[] | undefined>;
 
+/** What the bank-feed commands talk to: the aggregator and the keys sealing its tokens. */
+export interface BankingDeps {
+  aggregator: Aggregator;
+  tokenKeys: TokenKeys;
+}
+
 interface Run {
   values: Values;
   args: string[];
   database: Database;
   io: Io;
   print: (value: unknown, human: string) => void;
+  banking: BankingDeps | undefined;
 }
 
 interface Command {
@@ -70,6 +78,32 @@ const uuid = (value: unknown, what: string): string => {
 
 async function requireFirm(database: Database, firmId: string): Promise<void> {
   if (!(await findFirm(database.db, firmId))) throw new CliError(`no firm ${firmId}`);
+}
+
+/** The firm of an organization, for the commands that act in one. */
+async function firmOfOrganization(database: Database, organizationId: string): Promise<string> {
+  const rows = (await database.db.execute(
+    sql`select firm_id from organizations where id = ${organizationId}::uuid`,
+  )) as unknown as { rows: { firm_id: string }[] };
+  const firmId = rows.rows[0]?.firm_id;
+  if (!firmId) throw new CliError(`no organization ${organizationId}`);
+  return firmId;
+}
+
+async function syncAndPrint(run: Run, organizationId: string, firmId: string, feedId: string): Promise<number> {
+  const banking = run.banking as BankingDeps;
+  const ctx = { firmId, actor: { kind: 'cli', id: 'operator' } };
+  const result = await syncFeed(run.database.db, ctx, banking.aggregator, banking.tokenKeys, organizationId, feedId);
+  run.print(
+    { feedId, ...result },
+    `feed ${feedId}: ${result.pages} page(s), ${result.added} added, ${result.modified} modified, ${result.removed} removed`,
+  );
+  return 0;
+}
+
+function requireBanking(run: Run): BankingDeps {
+  if (!run.banking) throw new CliError('bank feeds need BANK_TOKEN_KEYS (NODE_ENV=production)');
+  return run.banking;
 }
 
 const COMMANDS: Command[] = [
@@ -314,6 +348,57 @@ const COMMANDS: Command[] = [
     },
   },
   {
+    name: ['bank-feed', 'connect'],
+    options: {
+      ...json,
+      org: { type: 'string' },
+      'public-token': { type: 'string' },
+      institution: { type: 'string' },
+      account: { type: 'string', multiple: true },
+    },
+    synopsis: '--org ID --public-token TOKEN --institution NAME --account MASK=LEDGER_ACCOUNT_ID [...] [--json]',
+    summary: 'connect a bank feed through the aggregator and run its first sync',
+    help: 'Reads PLAID_CLIENT_ID, PLAID_SECRET, PLAID_BASE_URL and BANK_TOKEN_KEYS as the API does.',
+    async run(run) {
+      const { values, database } = run;
+      const organizationId = uuid(values.org, '--org');
+      const publicToken = values['public-token'];
+      const institution = values.institution;
+      const accounts = (values.account as string[] | undefined) ?? [];
+      if (typeof publicToken !== 'string' || typeof institution !== 'string' || !accounts.length) {
+        throw new UsageError('bank-feed connect needs --public-token, --institution and --account MASK=ID');
+      }
+      const links = accounts.map((a) => {
+        const [mask, accountId] = a.split('=');
+        if (!mask || !accountId) throw new UsageError(`--account ${a}: write MASK=LEDGER_ACCOUNT_ID`);
+        return { mask, accountId: uuid(accountId, `--account ${a}`) };
+      });
+      const banking = requireBanking(run);
+      const firmId = await firmOfOrganization(database, organizationId);
+      const feed = await connectBankFeed(
+        database.db,
+        { firmId, actor: { kind: 'cli', id: 'operator' } },
+        banking.aggregator,
+        banking.tokenKeys,
+        organizationId,
+        { publicToken, institutionName: institution, accounts: links },
+      );
+      return syncAndPrint(run, organizationId, firmId, feed.id);
+    },
+  },
+  {
+    name: ['bank-feed', 'sync'],
+    options: { ...json, org: { type: 'string' }, feed: { type: 'string' } },
+    synopsis: '--org ID --feed ID [--json]',
+    summary: 'sync a bank feed now',
+    async run(run) {
+      const organizationId = uuid(run.values.org, '--org');
+      const feedId = uuid(run.values.feed, '--feed');
+      requireBanking(run);
+      return syncAndPrint(run, organizationId, await firmOfOrganization(run.database, organizationId), feedId);
+    },
+  },
+  {
     name: ['idempotency', 'purge'],
     summary: 'delete idempotency records past their retention window',
     async run({ database, io }) {
@@ -333,7 +418,8 @@ ${COMMANDS.map((c) => `  ${synopsisOf(c)}\n      ${c.summary}`).join('\n')}
 
 Every command takes --help. Exit codes: 0 done, 1 failed (one line on stderr says why), 2 usage error.
 environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data); while a server
-owns that directory, commands run in the server.`;
+owns that directory, commands run in the server. Bank feeds: PLAID_CLIENT_ID, PLAID_SECRET, PLAID_BASE_URL,
+BANK_TOKEN_KEYS as for the API.`;
 
 function helpOf(c: Command): string {
   return [`usage: npm run cli -- ${synopsisOf(c)}`, '', c.summary, ...(c.help ? ['', c.help] : [])].join('\n');
@@ -396,7 +482,12 @@ export function readsStdin(parsed: Parsed): boolean {
  * Runs one CLI command line. `database` is opened only for a command that runs (never for help or a usage error).
  * Returns the exit code: 0 done, 1 failed, 2 usage error.
  */
-export async function runCli(argv: string[], database: Database | (() => Database), io: Io): Promise<number> {
+export async function runCli(
+  argv: string[],
+  database: Database | (() => Database),
+  io: Io,
+  banking?: BankingDeps,
+): Promise<number> {
   const parsed = parseCommand(argv);
   if (parsed.kind === 'help') {
     io.out(parsed.text);
@@ -410,7 +501,7 @@ export async function runCli(argv: string[], database: Database | (() => Databas
   try {
     const db = typeof database === 'function' ? database() : database;
     const print = (value: unknown, human: string) => io.out(values.json ? JSON.stringify(value) : human);
-    return await command.run({ values, args, database: db, io, print });
+    return await command.run({ values, args, database: db, io, print, banking });
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`${err.message}\n\n${helpOf(command)}`);

@@ -283,6 +283,316 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/bank-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List bank accounts
+         * @description Bank and card registers, each linked to one ledger account; ordered by name.
+         *
+         *     Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getBankAccounts"];
+        put?: never;
+        /**
+         * Create a bank account
+         * @description Adds a register for a ledger account of subtype bank or credit_card (422 INVALID_ACCOUNT otherwise). Each ledger account holds at most one (409 BANK_ACCOUNT_TAKEN).
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postBankAccounts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-accounts/{id}/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Bank transactions of one account
+         * @description The register of one bank account, newest first, with the filters of GET /bank-transactions.
+         *
+         *     Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getBankAccountsByIdTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-feeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List connected bank feeds
+         * @description Aggregator connections, oldest first, with the registers each one feeds.
+         *
+         *     Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getBankFeeds"];
+        put?: never;
+        /**
+         * Connect a bank feed
+         * @description Exchanges the aggregator link flow's public token, stores the connection (its access token encrypted) and links each account named to the register of its ledger account (creating the register when there is none), then runs the first sync. Later syncs are driven by the aggregator. The public token is single use, so a retry of a connect that succeeded is refused by the aggregator (502 AGGREGATOR_ERROR) rather than connecting twice. A first sync that fails leaves the connection in status error with lastError.
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postBankFeeds"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-feeds/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Feed health per connection and per account
+         * @description Per connection: status, last successful sync, last error, rows pending review; per account: rows pending review and the date of its newest row.
+         *
+         *     Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getBankFeedsHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List bank transactions
+         * @description Newest first (date, then id). Filters combine.
+         *
+         *     Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getBankTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-transactions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bank transaction
+         * @description Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getBankTransactionsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-transactions/{id}/exclude": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exclude a bank transaction
+         * @description Takes the row out of the books: its entry and the payments its match recorded are voided. Reversible with include. A reconciled row is 409 ALREADY_RECONCILED. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postBankTransactionsByIdExclude"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-transactions/{id}/include": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Include an excluded bank transaction
+         * @description Brings an excluded row back as unreviewed. Anything but an excluded row is 409 INVALID_STATE. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postBankTransactionsByIdInclude"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-transactions/{id}/match": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Match a bank transaction to invoices, bills or payments
+         * @description Money in matches open invoices or customer payments, money out open bills or bill payments. An open invoice or bill gets its payment recorded (one per contact) and becomes paid or partially paid; an existing payment through the same bank account is linked. The documents must add up to the bank amount (422 AMOUNT_MISMATCH) unless differenceAccountId takes the difference. A paid, void, unknown or other contact’s document is 422 INVALID_ALLOCATION. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postBankTransactionsByIdMatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-transactions/{id}/match-candidates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a bank transaction could be matched to
+         * @description Open invoices and unmatched customer payments through its bank account for money in, open bills and unmatched bill payments for money out; exact amounts first, then the nearest dates (at most 20).
+         *
+         *     Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getBankTransactionsByIdMatchCandidates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-transactions/{id}/reclassify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reclassify a bank transaction
+         * @description Classifies the whole amount to one account, with an optional contact and tax rate. An unreviewed row is categorized (its entry posted: the bank account against the account named); a classified row has what it posted voided and a new entry posted. A reconciled row is 409 ALREADY_RECONCILED, a date in a closed period 422 PERIOD_CLOSED, an archived account 422 INVALID_ACCOUNT. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postBankTransactionsByIdReclassify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-transactions/{id}/reconcile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reconcile a bank transaction
+         * @description Checks a categorized or matched row into the open reconciliation of its bank account (409 NO_OPEN_RECONCILIATION without one, or when the one named belongs to another bank account or is finished). An unreviewed or excluded row is 409 INVALID_STATE. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postBankTransactionsByIdReconcile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bank-transactions/{id}/split": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Split a bank transaction
+         * @description Splits the amount across accounts and/or invoices and bills (as in match). The parts must add up exactly to the bank amount (422 SPLIT_MISMATCH). Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postBankTransactionsByIdSplit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/bill-payments": {
         parameters: {
             query?: never;
@@ -523,6 +833,54 @@ export interface paths {
          *     Requires scope `accounts:read`.
          */
         get: operations["getCompaniesByCompanyIdAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/bank-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Bank and register accounts of a company
+         * @description Bank and card registers, each linked to one ledger account; ordered by name.
+         *
+         *     Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getCompaniesByCompanyIdBankAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/bank-transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Bank transactions of a company
+         * @description Newest first (date, then id). Filters combine.
+         *
+         *     Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getCompaniesByCompanyIdBankTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -871,6 +1229,30 @@ export interface paths {
          *     Requires scope `entries:write`.
          */
         post: operations["postCompaniesByCompanyIdPurchases"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/reconciliations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reconciliation sessions of a company
+         * @description Newest statement first.
+         *
+         *     Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getCompaniesByCompanyIdReconciliations"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1841,6 +2223,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/reconciliations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reconciliations
+         * @description Newest statement first.
+         *
+         *     Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getReconciliations"];
+        put?: never;
+        /**
+         * Open a reconciliation
+         * @description Opens a session for a bank account and its statement (end date, ending balance in the register’s sign). One open session per account (409 RECONCILIATION_OPEN); the statement must end after the last finished one. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postReconciliations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reconciliations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A reconciliation
+         * @description Requires scope `bank:read`.
+         *
+         *     Requires scope `bank:read`.
+         */
+        get: operations["getReconciliationsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reconciliations/{id}/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a reconciliation
+         * @description Finishes when the cleared balance equals the statement ending balance; otherwise 422 RECONCILIATION_UNBALANCED with the difference, unless adjustmentAccountId asks for an adjustment row. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postReconciliationsByIdFinish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reconciliations/{id}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo the last finished reconciliation
+         * @description Its transactions are no longer reconciled and an adjustment it booked is excluded. Only the last finished session of its bank account, and not while another is open (409 INVALID_STATE). Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `bank:write`.
+         */
+        post: operations["postReconciliationsByIdUndo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/refund-receipts": {
         parameters: {
             query?: never;
@@ -1985,6 +2463,30 @@ export interface paths {
          *     Requires scope `reports:read`.
          */
         get: operations["getReportsBalanceSheet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/bank-reconciliation-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Bank reconciliation status
+         * @description Per bank account: the last finished reconciliation (date and balance), what is in the books but not reconciled (count and amount), rows waiting for review, the ledger and register balances, and feed health.
+         *
+         *     Requires scope `reports:read`.
+         *
+         *     Requires scope `reports:read`.
+         */
+        get: operations["getReportsBankReconciliationStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2712,6 +3214,160 @@ export interface components {
             /** @description Always equal to assets.totalCents. */
             totalLiabilitiesAndEquityCents: number;
         };
+        /** BankAccount */
+        BankAccount: {
+            /**
+             * Format: uuid
+             * @description The ledger account (subtype bank or credit_card) the register belongs to.
+             */
+            accountId: string;
+            /** @enum {unknown} */
+            accountSubtype: "bank" | "credit_card";
+            /** Format: date-time */
+            createdAt: string;
+            /** @description ISO 4217 code. */
+            currency: string;
+            feedAccountId: string | null;
+            feedConnectionId: string | null;
+            /** Format: uuid */
+            id: string;
+            institution: string | null;
+            mask: string | null;
+            name: string;
+            /** Format: uuid */
+            organizationId: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** BankFeed */
+        BankFeed: {
+            accounts: components["schemas"]["GetBankFeedsResponseDataItemAccountsItem"][];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            institutionName: string;
+            lastError: string | null;
+            lastErrorAt: string | null;
+            lastSyncedAt: string | null;
+            /** Format: uuid */
+            organizationId: string;
+            /** @description Rows of its accounts waiting for review. */
+            pendingReviewCount: number;
+            /** @description The aggregator: plaid. */
+            provider: string;
+            /**
+             * @description active: the last sync succeeded. error: the last sync failed (lastError says why).
+             * @enum {unknown}
+             */
+            status: "active" | "error" | "disconnected";
+        };
+        /** BankFeedHealth */
+        BankFeedHealth: {
+            data: {
+                accounts: components["schemas"]["GetBankFeedsResponseDataItemAccountsItem"][];
+                /** Format: uuid */
+                connectionId: string;
+                institutionName: string;
+                lastError: string | null;
+                lastErrorAt: string | null;
+                lastSyncedAt: string | null;
+                pendingReviewCount: number;
+                /** @enum {unknown} */
+                status: "active" | "error" | "disconnected";
+            }[];
+        };
+        /** BankReconciliationStatus */
+        BankReconciliationStatus: {
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            endDate: string;
+            rows: {
+                /** Format: uuid */
+                accountId: string;
+                /** Format: uuid */
+                bankAccountId: string;
+                feed: {
+                    /** Format: uuid */
+                    connectionId: string;
+                    lastError: string | null;
+                    lastSyncedAt: string | null;
+                    status: string;
+                } | null;
+                lastReconciledBalanceCents: number | null;
+                lastReconciledDate: string | null;
+                /** @description The linked ledger account's balance, in the register's sign. */
+                ledgerBalanceCents: number;
+                name: string;
+                openReconciliationId: string | null;
+                /** @description The sum of the rows in the books. */
+                registerBalanceCents: number;
+                /** @description Their sum. */
+                unreconciledAmountCents: number;
+                /** @description Rows in the books (categorized, matched) not reconciled. */
+                unreconciledCount: number;
+                unreviewedCount: number;
+            }[];
+        };
+        /** BankTransaction */
+        BankTransaction: {
+            /** @description Signed: money in positive, money out negative. */
+            amountCents: number;
+            /** Format: uuid */
+            bankAccountId: string;
+            contactId: string | null;
+            counterparty: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            date: string;
+            description: string;
+            /** @description Invoices, bills and payments it settled or recorded. */
+            documentIds: string[];
+            externalId: string | null;
+            /** Format: uuid */
+            id: string;
+            journalEntryId: string | null;
+            /** @description Every entry the row is in the books through. */
+            journalEntryIds: string[];
+            lines: components["schemas"]["BankTransactionLine"][];
+            /** Format: uuid */
+            organizationId: string;
+            /** @description The bank still shows it as pending. */
+            pending: boolean;
+            reconciled: boolean;
+            reconciledAt: string | null;
+            reconciliationId: string | null;
+            reviewReason: string | null;
+            /**
+             * @description aggregator_bank_feed: synced from a feed. posting: written by a posting route. manual: by us.
+             * @enum {unknown}
+             */
+            sourceType: "aggregator_bank_feed" | "posting" | "manual";
+            /**
+             * @description `unreviewed`: In the register, not in the books: waiting to be categorized, matched, split or excluded. `categorized`: Posted to accounts by its own entry (reclassify, or a split across accounts only). `matched`: Settled against invoices, bills or payments, possibly with account lines beside them. `excluded`: Out of the books: what it posted is void. Include brings it back as unreviewed.
+             * @enum {unknown}
+             */
+            status: "unreviewed" | "categorized" | "matched" | "excluded";
+            taxRateId: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** BankTransactionLine */
+        BankTransactionLine: {
+            accountId: string | null;
+            /** @description In the direction of the bank transaction; negative for a difference going the other way (a fee withheld). */
+            amountCents: number;
+            description: string | null;
+            documentId: string | null;
+            documentType: string | null;
+            paymentId: string | null;
+        };
         /** BillPayment */
         BillPayment: {
             /** @description Bills of this vendor, each at most once. */
@@ -2867,6 +3523,22 @@ export interface components {
              */
             toAccountId: string;
         };
+        /** ConnectBankFeed */
+        ConnectBankFeed: {
+            /** @description Which of the connection's accounts feed which register, by feedAccountId or mask. */
+            accounts: {
+                /**
+                 * Format: uuid
+                 * @description The ledger account (bank or credit_card) whose register this account feeds.
+                 */
+                accountId: string;
+                feedAccountId?: string;
+                mask?: string;
+            }[];
+            institutionName: string;
+            /** @description The public token the aggregator's link flow returned (single use). */
+            publicToken: string;
+        };
         /** Contact */
         Contact: {
             /** @description Archived contacts take no new documents and are hidden from lists by default. */
@@ -2906,6 +3578,19 @@ export interface components {
             payableCents: number;
             /** @description What the contact owes, net of credits and unapplied payments. */
             receivableCents: number;
+        };
+        /** CreateBankAccount */
+        CreateBankAccount: {
+            /**
+             * Format: uuid
+             * @description A ledger account of subtype bank or credit_card, not yet linked to a bank account.
+             */
+            accountId: string;
+            /** @description Default: the organization's. */
+            currency?: string;
+            institution?: string | null;
+            mask?: string | null;
+            name?: string;
         };
         /** CustomerPaymentRequest */
         CustomerPaymentRequest: {
@@ -3026,6 +3711,8 @@ export interface components {
             memo?: string;
             reference?: string;
         };
+        /** Empty */
+        Empty: Record<string, never>;
         /**
          * Error
          * @description Error
@@ -3039,7 +3726,7 @@ export interface components {
              * @description Stable machine-readable code; see the x-error-codes table of this document.
              * @enum {unknown}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "AGGREGATOR_ERROR" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             details?: ({
                 field?: string;
                 message: string;
@@ -3049,6 +3736,18 @@ export interface components {
             message: string;
             requestId: string;
             retryable: boolean;
+        };
+        /** Exclude */
+        Exclude: {
+            reason?: string;
+        };
+        /** FinishReconciliation */
+        FinishReconciliation: {
+            /**
+             * Format: uuid
+             * @description Post the remaining difference to this account (an adjustment row, reconciled) instead of refusing.
+             */
+            adjustmentAccountId?: string;
         };
         /**
          * GeneralLedger
@@ -3089,6 +3788,30 @@ export interface components {
         };
         GetAccountsResponse: {
             data: components["schemas"]["Account"][];
+            /** @description Pass as cursor for the next page; null at the end. */
+            nextCursor: string | null;
+        };
+        GetBankAccountsResponse: {
+            data: components["schemas"]["BankAccount"][];
+            /** @description Pass as cursor for the next page; null at the end. */
+            nextCursor: string | null;
+        };
+        GetBankFeedsResponseDataItemAccountsItem: {
+            /** Format: uuid */
+            bankAccountId: string;
+            /** @description The aggregator's id of the account. */
+            feedAccountId: string;
+            lastTransactionDate: string | null;
+            mask: string | null;
+            name: string;
+            /** @description Rows waiting for review. */
+            unreviewedCount: number;
+        };
+        GetBankTransactionsByIdResponse: {
+            data: components["schemas"]["BankTransaction"];
+        };
+        GetBankTransactionsResponse: {
+            data: components["schemas"]["BankTransaction"][];
             /** @description Pass as cursor for the next page; null at the end. */
             nextCursor: string | null;
         };
@@ -3193,6 +3916,11 @@ export interface components {
             /** @description Migrations of this build the database has not applied; null when it could not be asked. */
             pendingMigrations: number | null;
             reachable: boolean;
+        };
+        GetReconciliationsResponse: {
+            data: components["schemas"]["Reconciliation"][];
+            /** @description Pass as cursor for the next page; null at the end. */
+            nextCursor: string | null;
         };
         GetReportsArAgingResponse: {
             data: components["schemas"]["AgingReport"];
@@ -3346,7 +4074,7 @@ export interface components {
              * @description manual for drafts made through /entries, else the posting route or document that made it.
              * @enum {unknown}
              */
-            source: "manual" | "journal_entry" | "purchase" | "deposit" | "transfer" | "bill_payment" | "invoice" | "customer_payment" | "sales_receipt" | "credit_memo" | "refund_receipt" | "bill" | "vendor_credit";
+            source: "manual" | "journal_entry" | "purchase" | "deposit" | "transfer" | "bill_payment" | "invoice" | "customer_payment" | "sales_receipt" | "credit_memo" | "refund_receipt" | "bill" | "vendor_credit" | "bank_transaction";
             /**
              * @description draft -> posted -> void. Drafts do not affect balances; void entries stay visible.
              * @enum {unknown}
@@ -3398,11 +4126,67 @@ export interface components {
             id: string;
             lineNo: number;
         };
+        /** Match */
+        Match: {
+            /**
+             * Format: uuid
+             * @description Refuse documents of any other contact.
+             */
+            contactId?: string;
+            /**
+             * Format: uuid
+             * @description Where a difference between the documents and the bank amount is posted (fees, discounts).
+             */
+            differenceAccountId?: string;
+            documents: {
+                /** @description Default: the invoice's or bill's open balance, or the payment's amount. */
+                amountCents?: number;
+                /**
+                 * Format: uuid
+                 * @description An open invoice or a customer payment (money in), an open bill or a bill payment (money out).
+                 */
+                documentId: string;
+            }[];
+        };
+        /** MatchCandidates */
+        MatchCandidates: {
+            data: {
+                /** @description An invoice's or bill's open balance, a payment's amount. */
+                amountCents: number;
+                /** Format: uuid */
+                contactId: string;
+                contactName: string;
+                /**
+                 * Format: date
+                 * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+                 */
+                date: string;
+                /** Format: uuid */
+                documentId: string;
+                /** @description The amount equals the bank amount. */
+                exact: boolean;
+                number: string | null;
+                /** @enum {unknown} */
+                type: "invoice" | "customer_payment" | "bill" | "bill_payment";
+            }[];
+        };
         /** OAuthError */
         OAuthError: {
             /** @description RFC 6749 5.2 / RFC 7009 / RFC 7591 error code. */
             error: string;
             error_description?: string;
+        };
+        /** OpenReconciliation */
+        OpenReconciliation: {
+            /** Format: uuid */
+            bankAccountId: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            statementEndDate: string;
+            /** @description The statement's ending balance in the register's sign. */
+            statementEndingBalanceCents: number;
         };
         /**
          * Organization
@@ -3513,6 +4297,9 @@ export interface components {
             amount: number;
             description?: string;
         };
+        PostReconciliationsResponse: {
+            data: components["schemas"]["Reconciliation"];
+        };
         PostTaxRatesResponse: {
             data: components["schemas"]["TaxRate"];
         };
@@ -3560,6 +4347,76 @@ export interface components {
              * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
              */
             txnDate: string;
+        };
+        /** Reclassify */
+        Reclassify: {
+            /**
+             * Format: uuid
+             * @description The account the whole amount is classified to (an active account, not the bank account).
+             */
+            accountId: string;
+            contactId?: string | null;
+            /** @description Kept in the audit trail. */
+            reason: string;
+            taxRateId?: string | null;
+        };
+        /** Reconcile */
+        Reconcile: {
+            /**
+             * Format: uuid
+             * @description Default: the open reconciliation of the bank account.
+             */
+            reconciliationId?: string;
+        };
+        /** Reconciliation */
+        Reconciliation: {
+            adjustmentEntryId: string | null;
+            /** Format: uuid */
+            bankAccountId: string;
+            /** @description Opening balance plus the transactions reconciled into this one. */
+            clearedBalanceCents: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Statement ending balance minus cleared balance; 0 to finish. */
+            differenceCents: number;
+            finishedAt: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description The ending balance of the last finished reconciliation; 0 for the first. */
+            openingBalanceCents: number;
+            /** Format: uuid */
+            organizationId: string;
+            reconciledCount: number;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            statementEndDate: string;
+            /** @description In the register's sign: a card balance owed is negative. */
+            statementEndingBalanceCents: number;
+            /** @enum {unknown} */
+            status: "open" | "finished" | "undone";
+            undoneAt: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** Split */
+        Split: {
+            /** Format: uuid */
+            contactId?: string;
+            /** @description Each part names exactly one of accountId and documentId. */
+            parts: {
+                /** Format: uuid */
+                accountId?: string;
+                /** @description Amount in integer cents, greater than zero. */
+                amountCents: number;
+                description?: string;
+                /**
+                 * Format: uuid
+                 * @description An open invoice or bill (or a payment) as in match.
+                 */
+                documentId?: string;
+            }[];
         };
         /** TaxRate */
         TaxRate: {
@@ -3653,7 +4510,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            eventType: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "webhook.test";
+            eventType: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
             /** Format: uuid */
             id: string;
             lastAttemptedAt: string | null;
@@ -3705,7 +4562,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            eventType: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "webhook.test";
+            eventType: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
             /** Format: uuid */
             id: string;
             lastAttemptedAt: string | null;
@@ -3733,7 +4590,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            type: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "webhook.test";
+            type: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
         };
         /** WebhookSubscription */
         WebhookSubscription: {
@@ -3744,7 +4601,7 @@ export interface components {
             /** @description Why the subscription is disabled: by its owner, after failing for 3 days, or on 410 Gone. */
             disabledReason: string | null;
             enabled: boolean;
-            eventTypes: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated")[];
+            eventTypes: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
             /** Format: uuid */
             id: string;
             /** @description Null: every organization of the firm. */
@@ -3764,7 +4621,7 @@ export interface components {
             /** @description Why the subscription is disabled: by its owner, after failing for 3 days, or on 410 Gone. */
             disabledReason: string | null;
             enabled: boolean;
-            eventTypes: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated")[];
+            eventTypes: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
             /** Format: uuid */
             id: string;
             /** @description Null: every organization of the firm. */
@@ -5206,6 +6063,1633 @@ export interface operations {
             };
         };
     };
+    getBankAccounts: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Page size, 1-1000. */
+                limit?: number;
+            };
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankAccountsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postBankAccounts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBankAccount"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BankAccount"];
+                    };
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBankAccountsByIdTransactions: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Only rows dated on or before. */
+                endDate?: string;
+                /** @description Page size, 1-1000. */
+                limit?: number;
+                /** @description Only rows of at most this signed amount. */
+                maxAmountCents?: number;
+                /** @description Only rows of at least this signed amount. */
+                minAmountCents?: number;
+                /** @description Text in the description or counterparty. */
+                q?: string;
+                reconciled?: boolean;
+                sourceType?: "aggregator_bank_feed" | "posting" | "manual";
+                /** @description Only rows dated on or after. */
+                startDate?: string;
+                status?: "unreviewed" | "categorized" | "matched" | "excluded";
+            };
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankTransactionsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBankFeeds: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BankFeed"][];
+                        /** @description Always null: every connection of the organization fits one page. */
+                        nextCursor: null;
+                    };
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postBankFeeds: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectBankFeed"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BankFeed"];
+                    };
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBankFeedsHealth: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BankFeedHealth"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBankTransactions: {
+        parameters: {
+            query?: {
+                bankAccountId?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Only rows dated on or before. */
+                endDate?: string;
+                /** @description Page size, 1-1000. */
+                limit?: number;
+                /** @description Only rows of at most this signed amount. */
+                maxAmountCents?: number;
+                /** @description Only rows of at least this signed amount. */
+                minAmountCents?: number;
+                /** @description Text in the description or counterparty. */
+                q?: string;
+                reconciled?: boolean;
+                sourceType?: "aggregator_bank_feed" | "posting" | "manual";
+                /** @description Only rows dated on or after. */
+                startDate?: string;
+                status?: "unreviewed" | "categorized" | "matched" | "excluded";
+            };
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankTransactionsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBankTransactionsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postBankTransactionsByIdExclude: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": string;
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Exclude"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postBankTransactionsByIdInclude: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": string;
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Empty"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postBankTransactionsByIdMatch: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": string;
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Match"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBankTransactionsByIdMatchCandidates: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MatchCandidates"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postBankTransactionsByIdReclassify: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": string;
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Reclassify"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postBankTransactionsByIdReconcile: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": string;
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Reconcile"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postBankTransactionsByIdSplit: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": string;
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Split"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getBillPayments: {
         parameters: {
             query?: {
@@ -6568,6 +9052,202 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GetAccountsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCompaniesByCompanyIdBankAccounts: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Page size, 1-1000. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Company (organization) id. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankAccountsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCompaniesByCompanyIdBankTransactions: {
+        parameters: {
+            query?: {
+                bankAccountId?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Only rows dated on or before. */
+                endDate?: string;
+                /** @description Page size, 1-1000. */
+                limit?: number;
+                /** @description Only rows of at most this signed amount. */
+                maxAmountCents?: number;
+                /** @description Only rows of at least this signed amount. */
+                minAmountCents?: number;
+                /** @description Text in the description or counterparty. */
+                q?: string;
+                reconciled?: boolean;
+                sourceType?: "aggregator_bank_feed" | "posting" | "manual";
+                /** @description Only rows dated on or after. */
+                startDate?: string;
+                status?: "unreviewed" | "categorized" | "matched" | "excluded";
+            };
+            header?: never;
+            path: {
+                /** @description Company (organization) id. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBankTransactionsResponse"];
                 };
             };
             /** @description Error */
@@ -8335,6 +11015,99 @@ export interface operations {
             };
             /** @description Error */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCompaniesByCompanyIdReconciliations: {
+        parameters: {
+            query?: {
+                bankAccountId?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Page size, 1-1000. */
+                limit?: number;
+                status?: "open" | "finished" | "undone";
+            };
+            header?: never;
+            path: {
+                /** @description Company (organization) id. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetReconciliationsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13747,6 +16520,548 @@ export interface operations {
             };
         };
     };
+    getReconciliations: {
+        parameters: {
+            query?: {
+                bankAccountId?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Page size, 1-1000. */
+                limit?: number;
+                status?: "open" | "finished" | "undone";
+            };
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetReconciliationsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postReconciliations: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": string;
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenReconciliation"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostReconciliationsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReconciliationsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostReconciliationsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postReconciliationsByIdFinish: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": string;
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FinishReconciliation"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostReconciliationsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postReconciliationsByIdUndo: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": string;
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Empty"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostReconciliationsResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getRefundReceipts: {
         parameters: {
             query?: {
@@ -14496,6 +17811,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GetReportsBalanceSheetResponse"];
+                };
+            };
+            /** @description Error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReportsBankReconciliationStatus: {
+        parameters: {
+            query?: {
+                /** @description Counts rows dated up to this day. Default: today, UTC. */
+                endDate?: string;
+            };
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BankReconciliationStatus"];
                 };
             };
             /** @description Error */
@@ -16595,7 +19999,7 @@ export interface operations {
                     description?: string | null;
                     /** @default true */
                     enabled?: boolean;
-                    eventTypes: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated")[];
+                    eventTypes: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
                     /** @description The organizations whose events are sent; null for every organization of the firm. */
                     organizationIds?: string[] | null;
                     /** @description An https URL whose host resolves only to public addresses; no credentials, IP literals in dotted-decimal form only. */
@@ -16882,7 +20286,7 @@ export interface operations {
                     description?: string | null;
                     /** @description true re-enables a disabled subscription and clears its disabledReason. */
                     enabled?: boolean;
-                    eventTypes?: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated")[];
+                    eventTypes?: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
                     /** @description The organizations whose events are sent; null for every organization of the firm. */
                     organizationIds?: string[] | null;
                     /** @description An https URL whose host resolves only to public addresses; no credentials, IP literals in dotted-decimal form only. */
@@ -16989,7 +20393,7 @@ export interface operations {
                 /** @description The nextCursor of the previous page. */
                 cursor?: string;
                 /** @description An event type of the catalogue. */
-                eventType?: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "webhook.test";
+                eventType?: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
                 /** @description Page size, 1-1000. */
                 limit?: number;
                 since?: string;

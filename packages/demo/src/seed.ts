@@ -1,3 +1,5 @@
+import { connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
+import { InProcessSandboxAggregator } from '@firm/banking/sandbox/in-process';
 import { accounts, type Db, firms, organizations, users } from '@firm/db';
 import { createApiKey, generatePassword, hashPassword } from '@firm/identity';
 import { STANDARD_CHART } from '@firm/ledger';
@@ -22,8 +24,11 @@ export interface SeedResult {
  * Seeds a demo firm: an owner, two client organizations with a standard chart, and an API key.
  * Idempotent: on a seeded database it only issues a fresh API key (keys are shown once).
  */
-export async function seedDemo(db: Db, options: { password?: string } = {}): Promise<SeedResult> {
-  return db.transaction(async (tx) => {
+export async function seedDemo(
+  db: Db,
+  options: { password?: string; bankTokenKeys?: TokenKeys } = {},
+): Promise<SeedResult> {
+  const seeded = await db.transaction(async (tx) => {
     const [inserted] = await tx
       .insert(firms)
       .values({ slug: DEMO_FIRM_SLUG, name: 'Demo Accounting Firm' })
@@ -75,4 +80,34 @@ export async function seedDemo(db: Db, options: { password?: string } = {}): Pro
       user: { email: DEMO_OWNER_EMAIL, password },
     };
   });
+  const first = seeded.organizations.find((o) => o.name === DEMO_ORGANIZATIONS[0]);
+  if (seeded.created && first && options.bankTokenKeys)
+    await seedBankFeed(db, seeded.firmId, first.id, options.bankTokenKeys);
+  return seeded;
+}
+
+/**
+ * The first demo company's checking and card accounts connected to a sandbox feed, with last month's activity
+ * synced through the feed sync itself and waiting for review. The activity is the sandbox aggregator's, read in
+ * process, so the seed needs no server running.
+ */
+async function seedBankFeed(db: Db, firmId: string, organizationId: string, keys: TokenKeys): Promise<void> {
+  const ctx = { firmId, actor: { kind: 'system', id: 'demo-seed' } };
+  const now = new Date();
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 10);
+  const aggregator = new InProcessSandboxAggregator(start);
+  const chart = await db
+    .select({ id: accounts.id, code: accounts.code })
+    .from(accounts)
+    .where(eq(accounts.organizationId, organizationId));
+  const code = (c: string) => chart.find((a) => a.code === c)?.id as string;
+  const feed = await connectBankFeed(db, ctx, aggregator, keys, organizationId, {
+    publicToken: 'public-sandbox-demo',
+    institutionName: 'First Platypus Bank (sandbox)',
+    accounts: [
+      { mask: '0000', accountId: code('1000') },
+      { mask: '3333', accountId: code('2100') },
+    ],
+  });
+  await syncFeed(db, ctx, aggregator, keys, organizationId, feed.id);
 }

@@ -38,7 +38,9 @@ export type PostingInput =
   /** `amountCents` moved from one balance-sheet account to another. */
   | (PostingCommon & { kind: 'transfer'; fromAccountId: string; toAccountId: string; amountCents: number })
   /** A sales or purchase document's entry (packages/documents): balanced lines built from the document. */
-  | (PostingCommon & { kind: DocumentEntryKind; lines: DebitCreditLine[] });
+  | (PostingCommon & { kind: DocumentEntryKind; lines: DebitCreditLine[] })
+  /** A bank transaction's own entry (packages/banking): its bank line against the accounts it was classified to. */
+  | (PostingCommon & { kind: 'bank_transaction'; lines: DebitCreditLine[] });
 
 /** The documents that post an entry of their own; each is also a `journal_entries.source`. */
 export const DOCUMENT_ENTRY_KINDS = [
@@ -157,6 +159,7 @@ export function postingLines(input: PostingInput): PostingLine[] {
     case 'refund_receipt':
     case 'bill':
     case 'vendor_credit':
+    case 'bank_transaction':
       return journalEntryLines(input);
     case 'purchase':
     case 'bill_payment':

@@ -15,6 +15,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   entries: 'Journal entries: drafts, posting, voiding, and the lines behind every balance',
   posting: 'Posting routes: one balanced, posted entry per request, with Idempotency-Key',
   reports: 'Trial balance, balance sheet, profit and loss, general ledger, aging',
+  banking: 'Bank accounts, bank transactions and their actions, bank feeds, reconciliations',
   books: 'Closing the books and the fiscal year',
   audit: 'The audit trail',
   contacts: 'Customers and vendors',

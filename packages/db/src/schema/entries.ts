@@ -35,6 +35,8 @@ export const entrySource = pgEnum('entry_source', [
   'refund_receipt',
   'bill',
   'vendor_credit',
+  // Bank actions: categorize, split, a match's difference, a reconciliation adjustment (migrations/0007_banking.sql).
+  'bank_transaction',
 ]);
 
 export const journalEntries = pgTable(

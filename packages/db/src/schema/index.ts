@@ -1,4 +1,5 @@
 export * from './accounts';
+export * from './banking';
 export * from './balances';
 export * from './contacts';
 export * from './credentials';

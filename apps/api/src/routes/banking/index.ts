@@ -1,0 +1,449 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  createBankAccount,
+  excludeBankTransaction,
+  finishReconciliation,
+  getBankAccount,
+  getBankTransaction,
+  getReconciliation,
+  includeBankTransaction,
+  listBankAccounts,
+  listBankTransactions,
+  listReconciliations,
+  matchBankTransaction,
+  matchCandidates,
+  openReconciliation,
+  reclassifyBankTransaction,
+  reconcileBankTransaction,
+  reconciliationStatus,
+  splitBankTransaction,
+  undoReconciliation,
+} from '@firm/banking';
+import type { Tx } from '@firm/db';
+import { todayUtc } from '@firm/ledger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TSchema } from 'typebox';
+import { errorResponses } from '../../errors';
+import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
+import { DEFAULT_LIMIT } from '../../schemas';
+import { ledgerContext } from '../context';
+import {
+  AccountTransactionQuery,
+  BankAccountList,
+  BankAccountListQuery,
+  BankAccountOne,
+  BankTransactionList,
+  BankTransactionOne,
+  BankTransactionQuery,
+  CompanyParams,
+  CreateBankAccountBody,
+  EmptyBody,
+  ExcludeBody,
+  FinishReconciliationBody,
+  IdParams,
+  MatchBody,
+  MatchCandidateList,
+  OpenReconciliationBody,
+  ReclassifyBody,
+  ReconcileBody,
+  ReconciliationList,
+  ReconciliationOne,
+  ReconciliationQuery,
+  ReconciliationStatusQuery,
+  ReconciliationStatusReport,
+  SplitBody,
+} from './schemas';
+
+const WRITE_ERRORS = errorResponses(409, 415, 422);
+const IDEMPOTENT =
+  ' Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.';
+
+/** A bank write, once per Idempotency-Key, in the transaction that stores its response. */
+const idempotent = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  work: (tx: Tx, request: FastifyRequest) => Promise<unknown>,
+) => runIdempotent(request, reply, async (tx) => ({ status, body: { data: await work(tx, request) } }));
+
+interface Action {
+  path: string;
+  summary: string;
+  description: string;
+  body?: TSchema;
+  run(tx: Tx, request: FastifyRequest): Promise<unknown>;
+}
+
+const params = (request: FastifyRequest) => request.params as { id: string };
+
+/** The bank transaction actions: each one transaction with its audit and outbox events, idempotent. */
+const ACTIONS: Action[] = [
+  {
+    path: 'reclassify',
+    summary: 'Reclassify a bank transaction',
+    description:
+      'Classifies the whole amount to one account, with an optional contact and tax rate. An unreviewed row is ' +
+      'categorized (its entry posted: the bank account against the account named); a classified row has what it ' +
+      'posted voided and a new entry posted. A reconciled row is 409 ALREADY_RECONCILED, a date in a closed period ' +
+      '422 PERIOD_CLOSED, an archived account 422 INVALID_ACCOUNT.',
+    body: ReclassifyBody,
+    run: (tx, request) =>
+      reclassifyBankTransaction(
+        tx,
+        ledgerContext(request),
+        request.organization.id,
+        params(request).id,
+        request.body as never,
+      ),
+  },
+  {
+    path: 'match',
+    summary: 'Match a bank transaction to invoices, bills or payments',
+    description:
+      'Money in matches open invoices or customer payments, money out open bills or bill payments. An open invoice ' +
+      'or bill gets its payment recorded (one per contact) and becomes paid or partially paid; an existing payment ' +
+      'through the same bank account is linked. The documents must add up to the bank amount (422 AMOUNT_MISMATCH) ' +
+      'unless differenceAccountId takes the difference. A paid, void, unknown or other contact’s document is 422 ' +
+      'INVALID_ALLOCATION.',
+    body: MatchBody,
+    run: (tx, request) =>
+      matchBankTransaction(
+        tx,
+        ledgerContext(request),
+        request.organization.id,
+        params(request).id,
+        request.body as never,
+      ),
+  },
+  {
+    path: 'split',
+    summary: 'Split a bank transaction',
+    description:
+      'Splits the amount across accounts and/or invoices and bills (as in match). The parts must add up exactly to ' +
+      'the bank amount (422 SPLIT_MISMATCH).',
+    body: SplitBody,
+    run: (tx, request) =>
+      splitBankTransaction(
+        tx,
+        ledgerContext(request),
+        request.organization.id,
+        params(request).id,
+        request.body as never,
+      ),
+  },
+  {
+    path: 'reconcile',
+    summary: 'Reconcile a bank transaction',
+    description:
+      'Checks a categorized or matched row into the open reconciliation of its bank account (409 ' +
+      'NO_OPEN_RECONCILIATION without one, or when the one named belongs to another bank account or is finished). ' +
+      'An unreviewed or excluded row is 409 INVALID_STATE.',
+    body: ReconcileBody,
+    run: (tx, request) =>
+      reconcileBankTransaction(
+        tx,
+        ledgerContext(request),
+        request.organization.id,
+        params(request).id,
+        request.body as never,
+      ),
+  },
+  {
+    path: 'exclude',
+    summary: 'Exclude a bank transaction',
+    description:
+      'Takes the row out of the books: its entry and the payments its match recorded are voided. Reversible with ' +
+      'include. A reconciled row is 409 ALREADY_RECONCILED.',
+    body: ExcludeBody,
+    run: (tx, request) =>
+      excludeBankTransaction(
+        tx,
+        ledgerContext(request),
+        request.organization.id,
+        params(request).id,
+        (request.body as { reason?: string }).reason,
+      ),
+  },
+  {
+    path: 'include',
+    summary: 'Include an excluded bank transaction',
+    description: 'Brings an excluded row back as unreviewed. Anything but an excluded row is 409 INVALID_STATE.',
+    body: EmptyBody,
+    run: (tx, request) =>
+      includeBankTransaction(tx, ledgerContext(request), request.organization.id, params(request).id),
+  },
+];
+
+export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const db = () => app.database.db;
+  // Actions whose fields are all optional (reconcile, exclude, include, finish, undo) may be sent without a body.
+  app.addHook('preValidation', async (request) => {
+    if (request.method === 'POST' && request.body === undefined) request.body = {};
+  });
+
+  for (const form of ['header', 'path'] as const) {
+    const prefix = form === 'header' ? '' : '/companies/:companyId';
+    const company = form === 'path' ? { params: CompanyParams } : {};
+
+    app.get(
+      `${prefix}/bank-accounts`,
+      {
+        config: { scope: 'bank:read', organization: form },
+        schema: {
+          tags: ['banking'],
+          summary: form === 'header' ? 'List bank accounts' : 'Bank and register accounts of a company',
+          description: 'Bank and card registers, each linked to one ledger account; ordered by name.',
+          ...company,
+          querystring: BankAccountListQuery,
+          response: { 200: BankAccountList },
+        },
+      },
+      async (request) => {
+        const q = request.query as { limit?: number; cursor?: string };
+        return listBankAccounts(db(), request.organization.id, { limit: q.limit ?? DEFAULT_LIMIT, cursor: q.cursor });
+      },
+    );
+
+    app.get(
+      `${prefix}/bank-transactions`,
+      {
+        config: { scope: 'bank:read', organization: form },
+        schema: {
+          tags: ['banking'],
+          summary: form === 'header' ? 'List bank transactions' : 'Bank transactions of a company',
+          description: 'Newest first (date, then id). Filters combine.',
+          ...company,
+          querystring: BankTransactionQuery,
+          response: { 200: BankTransactionList },
+        },
+      },
+      async (request) => {
+        const { limit, ...filter } = request.query as { limit?: number };
+        return listBankTransactions(db(), request.organization.id, { limit: limit ?? DEFAULT_LIMIT, ...filter });
+      },
+    );
+
+    app.get(
+      `${prefix}/reconciliations`,
+      {
+        config: { scope: 'bank:read', organization: form },
+        schema: {
+          tags: ['banking'],
+          summary: form === 'header' ? 'List reconciliations' : 'Reconciliation sessions of a company',
+          description: 'Newest statement first.',
+          ...company,
+          querystring: ReconciliationQuery,
+          response: { 200: ReconciliationList },
+        },
+      },
+      async (request) => {
+        const { limit, ...filter } = request.query as { limit?: number };
+        return listReconciliations(db(), request.organization.id, { limit: limit ?? DEFAULT_LIMIT, ...filter });
+      },
+    );
+  }
+
+  app.post(
+    '/bank-accounts',
+    {
+      config: { scope: 'bank:write', organization: 'header' },
+      schema: {
+        tags: ['banking'],
+        summary: 'Create a bank account',
+        description:
+          'Adds a register for a ledger account of subtype bank or credit_card (422 INVALID_ACCOUNT otherwise). Each ' +
+          'ledger account holds at most one (409 BANK_ACCOUNT_TAKEN).',
+        body: CreateBankAccountBody,
+        response: { 201: BankAccountOne, ...errorResponses(409, 415, 422) },
+      },
+    },
+    async (request, reply) => {
+      const account = await db().transaction((tx) =>
+        createBankAccount(tx, ledgerContext(request), request.organization.id, request.body),
+      );
+      return reply.code(201).send({ data: account });
+    },
+  );
+
+  app.get(
+    '/bank-accounts/:id/transactions',
+    {
+      config: { scope: 'bank:read', organization: 'header' },
+      schema: {
+        tags: ['banking'],
+        summary: 'Bank transactions of one account',
+        description: 'The register of one bank account, newest first, with the filters of GET /bank-transactions.',
+        params: IdParams,
+        querystring: AccountTransactionQuery,
+        response: { 200: BankTransactionList },
+      },
+    },
+    async (request) => {
+      const account = await getBankAccount(db(), request.organization.id, request.params.id);
+      const { limit, ...filter } = request.query as { limit?: number };
+      return listBankTransactions(db(), request.organization.id, {
+        limit: limit ?? DEFAULT_LIMIT,
+        ...filter,
+        bankAccountId: account.id,
+      });
+    },
+  );
+
+  app.get(
+    '/bank-transactions/:id',
+    {
+      config: { scope: 'bank:read', organization: 'header' },
+      schema: {
+        tags: ['banking'],
+        summary: 'A bank transaction',
+        params: IdParams,
+        response: { 200: BankTransactionOne },
+      },
+    },
+    async (request) => ({ data: await getBankTransaction(db(), request.organization.id, request.params.id) }),
+  );
+
+  app.get(
+    '/bank-transactions/:id/match-candidates',
+    {
+      config: { scope: 'bank:read', organization: 'header' },
+      schema: {
+        tags: ['banking'],
+        summary: 'What a bank transaction could be matched to',
+        description:
+          'Open invoices and unmatched customer payments through its bank account for money in, open bills and ' +
+          'unmatched bill payments for money out; exact amounts first, then the nearest dates (at most 20).',
+        params: IdParams,
+        response: { 200: MatchCandidateList },
+      },
+    },
+    async (request) => ({ data: await matchCandidates(db(), request.organization.id, request.params.id) }),
+  );
+
+  for (const action of ACTIONS) {
+    app.post(
+      `/bank-transactions/:id/${action.path}`,
+      {
+        config: { scope: 'bank:write', organization: 'header' },
+        schema: {
+          tags: ['banking'],
+          summary: action.summary,
+          description: action.description + IDEMPOTENT,
+          params: IdParams,
+          headers: IdempotencyHeaders,
+          ...(action.body ? { body: action.body } : {}),
+          response: { 200: BankTransactionOne, ...WRITE_ERRORS },
+        },
+      },
+      async (request, reply) => idempotent(request, reply, 200, action.run),
+    );
+  }
+
+  app.get(
+    '/reconciliations/:id',
+    {
+      config: { scope: 'bank:read', organization: 'header' },
+      schema: {
+        tags: ['banking'],
+        summary: 'A reconciliation',
+        params: IdParams,
+        response: { 200: ReconciliationOne },
+      },
+    },
+    async (request) => ({ data: await getReconciliation(db(), request.organization.id, request.params.id) }),
+  );
+
+  app.post(
+    '/reconciliations',
+    {
+      config: { scope: 'bank:write', organization: 'header' },
+      schema: {
+        tags: ['banking'],
+        summary: 'Open a reconciliation',
+        description:
+          'Opens a session for a bank account and its statement (end date, ending balance in the register’s sign). One ' +
+          'open session per account (409 RECONCILIATION_OPEN); the statement must end after the last finished one.' +
+          IDEMPOTENT,
+        headers: IdempotencyHeaders,
+        body: OpenReconciliationBody,
+        response: { 201: ReconciliationOne, ...WRITE_ERRORS },
+      },
+    },
+    async (request, reply) =>
+      idempotent(request, reply, 201, (tx, request) =>
+        openReconciliation(tx, ledgerContext(request), request.organization.id, request.body as never),
+      ),
+  );
+
+  app.post(
+    '/reconciliations/:id/finish',
+    {
+      config: { scope: 'bank:write', organization: 'header' },
+      schema: {
+        tags: ['banking'],
+        summary: 'Finish a reconciliation',
+        description:
+          'Finishes when the cleared balance equals the statement ending balance; otherwise 422 ' +
+          'RECONCILIATION_UNBALANCED with the difference, unless adjustmentAccountId asks for an adjustment row.' +
+          IDEMPOTENT,
+        params: IdParams,
+        headers: IdempotencyHeaders,
+        body: FinishReconciliationBody,
+        response: { 200: ReconciliationOne, ...WRITE_ERRORS },
+      },
+    },
+    async (request, reply) =>
+      idempotent(request, reply, 200, (tx, request) =>
+        finishReconciliation(
+          tx,
+          ledgerContext(request),
+          request.organization.id,
+          params(request).id,
+          request.body as never,
+        ),
+      ),
+  );
+
+  app.post(
+    '/reconciliations/:id/undo',
+    {
+      config: { scope: 'bank:write', organization: 'header' },
+      schema: {
+        tags: ['banking'],
+        summary: 'Undo the last finished reconciliation',
+        description:
+          'Its transactions are no longer reconciled and an adjustment it booked is excluded. Only the last finished ' +
+          'session of its bank account, and not while another is open (409 INVALID_STATE).' +
+          IDEMPOTENT,
+        params: IdParams,
+        headers: IdempotencyHeaders,
+        body: EmptyBody,
+        response: { 200: ReconciliationOne, ...WRITE_ERRORS },
+      },
+    },
+    async (request, reply) =>
+      idempotent(request, reply, 200, (tx, request) =>
+        undoReconciliation(tx, ledgerContext(request), request.organization.id, params(request).id),
+      ),
+  );
+
+  app.get(
+    '/reports/bank-reconciliation-status',
+    {
+      config: { scope: 'reports:read', organization: 'header' },
+      schema: {
+        tags: ['reports'],
+        summary: 'Bank reconciliation status',
+        description:
+          'Per bank account: the last finished reconciliation (date and balance), what is in the books but not ' +
+          'reconciled (count and amount), rows waiting for review, the ledger and register balances, and feed health.',
+        querystring: ReconciliationStatusQuery,
+        response: { 200: ReconciliationStatusReport },
+      },
+    },
+    async (request) => {
+      const endDate = request.query.endDate ?? todayUtc();
+      return { endDate, rows: await reconciliationStatus(db(), request.organization.id, endDate) };
+    },
+  );
+};

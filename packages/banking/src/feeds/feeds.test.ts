@@ -1,0 +1,199 @@
+import { randomBytes } from 'node:crypto';
+import { type Db, rowsOf } from '@firm/db';
+import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
+import { getEntry } from '@firm/ledger';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reclassifyBankTransaction } from '../actions';
+import { startSandboxAggregator, type SandboxAggregatorServer } from '../sandbox/server';
+import { createBankingFixture, type BankingFixture } from '../testing';
+import { getBankTransaction } from '../transactions';
+import { connectBankFeed, listBankFeeds } from './connections';
+import { PlaidAggregator } from './plaid';
+import { parseTokenKeys } from './secrets';
+import { syncFeed } from './sync';
+
+const CLIENT = { clientId: 'test-client', secret: 'test-secret' };
+const keys = parseTokenKeys(`k1:${randomBytes(32).toString('base64')}`);
+let database: TestDatabase;
+let db: Db;
+let sandbox: SandboxAggregatorServer;
+/** Counts down sync calls; the sandbox answers the one reaching zero with a 500. */
+let failIn: number | null = null;
+let plaid: PlaidAggregator;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  db = database.db;
+  sandbox = await startSandboxAggregator({
+    ...CLIENT,
+    start: '2026-10-01',
+    failSyncCall: () => {
+      if (failIn === null) return false;
+      failIn -= 1;
+      if (failIn > 0) return false;
+      failIn = null;
+      return true;
+    },
+  });
+  plaid = new PlaidAggregator({ ...CLIENT, basePath: sandbox.url });
+});
+afterAll(async () => {
+  await sandbox.close();
+  await database.close();
+});
+
+async function publicToken(): Promise<string> {
+  const res = await fetch(`${sandbox.url}/sandbox/public_token/create`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: CLIENT.clientId, secret: CLIENT.secret, institution_id: 'ins_109508' }),
+  });
+  return ((await res.json()) as { public_token: string }).public_token;
+}
+
+async function connect(f: BankingFixture) {
+  return connectBankFeed(db, f.ctx, plaid, keys, f.orgId, {
+    publicToken: await publicToken(),
+    institutionName: 'First Platypus Bank',
+    accounts: [
+      { mask: '0000', accountId: f.account('1000') },
+      { mask: '3333', accountId: f.account('2100') },
+    ],
+  });
+}
+
+/** The register as the feed left it, without our ids: what two syncs of the same activity must agree on. */
+const register = async (orgId: string) =>
+  rowsOf<{
+    external_id: string;
+    txn_date: string;
+    amount: number;
+    description: string;
+    counterparty: string | null;
+    pending: boolean;
+    status: string;
+  }>(
+    await db.execute(sql`select external_id, txn_date::text, amount_cents::float8 as amount, description, counterparty,
+        pending, status
+      from bank_transactions where organization_id = ${orgId} order by external_id`),
+  ).map((r) => ({ ...r, external_id: r.external_id.replace(/^item-[0-9a-f]+/, 'item') }));
+
+describe('feed sync through the Plaid client against the sandbox aggregator', () => {
+  it('connects, syncs a month page by page, posts a pending row over itself and drops a removed one', async () => {
+    const f = await createBankingFixture(db);
+    const feed = await connect(f);
+    expect(feed.accounts.map((a) => [a.bankAccountId, a.mask])).toEqual(
+      expect.arrayContaining([
+        [f.checking.id, '0000'],
+        [f.card.id, '3333'],
+      ]),
+    );
+    const stored = rowsOf<{ access_token: string }>(
+      await db.execute(sql`select access_token from bank_feed_connections where id = ${feed.id}`),
+    );
+    expect(stored[0]?.access_token).not.toContain('access-sandbox');
+
+    const result = await syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id, { count: 7 });
+    expect(result.pages).toBeGreaterThan(3);
+    const rows = await register(f.orgId);
+    expect(rows.filter((r) => r.description === 'SHELL OIL 5541')).toEqual([
+      expect.objectContaining({ amount: -4_217, pending: false }),
+    ]);
+    expect(rows.filter((r) => r.description === 'STAPLES 0042')).toHaveLength(1);
+    expect(rows.find((r) => r.description === 'SQ *BLUE BOTTLE')?.counterparty).toBe('Blue Bottle Coffee');
+    expect(rows.find((r) => r.description.startsWith('ACH DEPOSIT ACME'))?.amount).toBe(120_000);
+    expect(rows.every((r) => r.status === 'unreviewed')).toBe(true);
+    const [health] = await listBankFeeds(db, f.orgId);
+    expect(health).toMatchObject({ status: 'active', lastError: null, pendingReviewCount: rows.length });
+
+    // A page that arrives again (the whole log replayed from the start) leaves the register as it was.
+    await db.execute(sql`update bank_feed_connections set cursor = null where id = ${feed.id}`);
+    await syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id, { count: 5 });
+    expect(await register(f.orgId), 'replayed').toEqual(rows);
+
+    // Two syncs of one connection at once: one applies each page, the other drops it.
+    await db.execute(sql`update bank_feed_connections set cursor = null where id = ${feed.id}`);
+    await Promise.all([
+      syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id, { count: 3 }),
+      syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id, { count: 3 }),
+    ]);
+    expect(await register(f.orgId)).toEqual(rows);
+  });
+
+  it('resumes a sync cut short by an aggregator failure, ending with the same rows, none twice', async () => {
+    const clean = await createBankingFixture(db);
+    await syncFeed(db, clean.ctx, plaid, keys, clean.orgId, (await connect(clean)).id, { count: 4 });
+
+    const f = await createBankingFixture(db);
+    const feed = await connect(f);
+    // The third sync call from now fails upstream: two pages commit, then the sync stops with the error recorded.
+    failIn = 3;
+    await expect(syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id, { count: 4 })).rejects.toMatchObject({
+      code: 'AGGREGATOR_ERROR',
+    });
+    const [broken] = await listBankFeeds(db, f.orgId);
+    expect(broken).toMatchObject({ status: 'error', lastError: expect.stringContaining('INTERNAL_SERVER_ERROR') });
+    expect((await register(f.orgId)).length).toBe(8);
+
+    await syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id, { count: 4 });
+    expect(await register(f.orgId)).toEqual(await register(clean.orgId));
+    const [healthy] = await listBankFeeds(db, f.orgId);
+    expect(healthy).toMatchObject({ status: 'active', lastError: null });
+  });
+
+  it('sends a categorized row whose amount the bank changed back to review, voiding its entry', async () => {
+    const f = await createBankingFixture(db);
+    const feed = await connect(f);
+    await syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id, { count: 50 });
+    const [uber] = rowsOf<{ id: string; external_id: string }>(
+      await db.execute(sql`select id, external_id from bank_transactions
+        where organization_id = ${f.orgId} and description = 'UBER *TRIP' order by txn_date limit 1`),
+    );
+    const categorized = await db.transaction((tx) =>
+      reclassifyBankTransaction(tx, f.ctx, f.orgId, uber?.id as string, {
+        accountId: f.account('6600'),
+        reason: 'travel',
+      }),
+    );
+    const itemId = (uber?.external_id as string).replace(/-tx-\d+$/, '');
+    sandbox.append(itemId, {
+      kind: 'modified',
+      transaction: {
+        transaction_id: uber?.external_id as string,
+        account_id: `${itemId}-card`,
+        amount: 25.18,
+        iso_currency_code: 'USD',
+        date: '2026-10-07',
+        authorized_date: '2026-10-06',
+        name: 'UBER *TRIP',
+        merchant_name: 'Uber',
+        pending: false,
+        pending_transaction_id: null,
+        payment_channel: 'online',
+        transaction_type: 'place',
+      },
+    });
+    await syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id);
+    const after = await getBankTransaction(db, f.orgId, uber?.id as string);
+    expect(after).toMatchObject({
+      status: 'unreviewed',
+      reviewReason: 'amount_changed',
+      amountCents: -2_518,
+      journalEntryId: null,
+    });
+    expect((await getEntry(db, f.orgId, categorized.journalEntryId as string)).status).toBe('void');
+  });
+
+  it('refuses wrong aggregator credentials with AGGREGATOR_ERROR and stores nothing', async () => {
+    const f = await createBankingFixture(db);
+    const wrong = new PlaidAggregator({ clientId: 'nope', secret: 'nope', basePath: sandbox.url });
+    const err = await connectBankFeed(db, f.ctx, wrong, keys, f.orgId, {
+      publicToken: await publicToken(),
+      institutionName: 'X',
+      accounts: [],
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'AGGREGATOR_ERROR' });
+    expect(await listBankFeeds(db, f.orgId)).toEqual([]);
+  });
+});
