@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openDatabase, purgeExpiredIdempotencyKeys } from '@firm/db';
+import { runRequestedSyncs } from '@firm/banking';
 import { seedDemo } from '@firm/demo';
 import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
@@ -41,6 +42,19 @@ async function main() {
     webhooks.start();
     // preClose runs before the database is closed: in-flight deliveries finish and are recorded.
     app.addHook('preClose', async () => webhooks.stop());
+  }
+
+  // Bank feed syncs a verified webhook asked for start at once in the process that received it; this sweep takes
+  // those a process left behind (it stopped first), claimed with FOR UPDATE SKIP LOCKED like any worker's.
+  const keys = app.bankTokenKeys;
+  if (keys) {
+    const feeds = setInterval(() => {
+      runRequestedSyncs(database.db, app.aggregator, keys).catch((err: unknown) =>
+        app.log.warn({ err }, 'requested bank feed syncs failed'),
+      );
+    }, 60_000);
+    feeds.unref();
+    app.addHook('preClose', async () => clearInterval(feeds));
   }
 
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
