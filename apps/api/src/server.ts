@@ -1,5 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runRequestedSyncs } from '@firm/banking';
 import { runCli } from '@firm/cli/main';
 import {
   type DataDirOwner,
@@ -66,6 +67,21 @@ async function main() {
     webhooks.start();
     // preClose runs before the database is closed: in-flight deliveries finish and are recorded.
     app.addHook('preClose', async () => webhooks.stop());
+  }
+
+  // Bank feed syncs a verified webhook asked for start at once in the process that received it; this sweep takes
+  // those a process left behind (it stopped first), claimed with FOR UPDATE SKIP LOCKED like any worker's.
+  const keys = app.bankTokenKeys;
+  if (keys) {
+    const feeds = setInterval(() => {
+      runRequestedSyncs(database.db, app.aggregator, keys).catch((err: unknown) =>
+        isConnectionLost(err)
+          ? app.databaseStatus.reportUnavailable(err)
+          : app.log.warn({ err }, 'requested bank feed syncs failed'),
+      );
+    }, 60_000);
+    feeds.unref();
+    app.addHook('preClose', async () => clearInterval(feeds));
   }
 
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

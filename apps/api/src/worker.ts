@@ -1,12 +1,14 @@
+import { PlaidAggregator, runRequestedSyncs } from '@firm/banking';
 import { DatabaseStatus, isConnectionLost, openDatabase } from '@firm/db';
 import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
-import { ConfigError, loadConfig } from './config';
+import { bankTokenKeysOf, ConfigError, loadConfig } from './config';
 
 /**
  * The webhook worker on its own (`npm run worker`), for deployments that scale delivery apart from
  * the API: start as many as needed against the same Postgres database (they claim work with
- * FOR UPDATE SKIP LOCKED) and set WEBHOOK_WORKER=false on the API processes.
+ * FOR UPDATE SKIP LOCKED) and set WEBHOOK_WORKER=false on the API processes. It also runs the bank
+ * feed syncs that aggregator webhooks requested.
  */
 async function main() {
   const config = loadConfig();
@@ -32,8 +34,26 @@ async function main() {
   worker.start();
   process.stdout.write('webhook worker started\n');
 
+  // Bank feed syncs that aggregator webhooks requested, claimed with FOR UPDATE SKIP LOCKED beside other workers.
+  const keys = bankTokenKeysOf(config);
+  const aggregator = new PlaidAggregator({
+    clientId: config.PLAID_CLIENT_ID,
+    secret: config.PLAID_SECRET,
+    basePath: config.PLAID_BASE_URL,
+  });
+  const feeds = keys
+    ? setInterval(() => {
+        runRequestedSyncs(database.db, aggregator, keys).catch((err: unknown) =>
+          isConnectionLost(err)
+            ? status.reportUnavailable(err)
+            : process.stderr.write(`requested bank feed syncs failed: ${(err as Error).stack}\n`),
+        );
+      }, 10_000)
+    : null;
+
   closeWithGrace({ delay: config.WEBHOOK_TIMEOUT_MS + 5000 }, async ({ err }) => {
     if (err) process.stderr.write(`shutting down after an error: ${err.stack}\n`);
+    if (feeds) clearInterval(feeds);
     await worker.stop();
     status.stop();
     await database.close();
