@@ -1,0 +1,2 @@
+export * from './types';
+export { createEmbeddedPlatform, EMBEDDED_ENTITIES } from './embedded/index';
