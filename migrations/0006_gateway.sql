@@ -55,11 +55,21 @@ CREATE TABLE "record_versions" (
 --> statement-breakpoint
 CREATE FUNCTION record_versions_bump() RETURNS trigger
 LANGUAGE plpgsql AS $$
-DECLARE
-  org uuid := CASE WHEN TG_TABLE_NAME = 'organizations' THEN NEW.id ELSE NEW.organization_id END;
 BEGIN
   INSERT INTO record_versions AS v (organization_id, record_id, version, updated_at)
-  VALUES (org, NEW.id, 1, clock_timestamp())
+  VALUES (NEW.organization_id, NEW.id, 1, clock_timestamp())
+  ON CONFLICT (organization_id, record_id)
+  DO UPDATE SET version = v.version + 1, updated_at = clock_timestamp();
+  RETURN NULL;
+END
+$$;
+--> statement-breakpoint
+-- An organization is its own tenant: its CompanyInfo's version is kept under its own id.
+CREATE FUNCTION record_versions_bump_organization() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO record_versions AS v (organization_id, record_id, version, updated_at)
+  VALUES (NEW.id, NEW.id, 1, clock_timestamp())
   ON CONFLICT (organization_id, record_id)
   DO UPDATE SET version = v.version + 1, updated_at = clock_timestamp();
   RETURN NULL;
@@ -85,7 +95,7 @@ CREATE TRIGGER record_versions_bump AFTER UPDATE ON journal_entries
 FOR EACH ROW EXECUTE FUNCTION record_versions_bump();
 --> statement-breakpoint
 CREATE TRIGGER record_versions_bump AFTER UPDATE ON organizations
-FOR EACH ROW EXECUTE FUNCTION record_versions_bump();
+FOR EACH ROW EXECUTE FUNCTION record_versions_bump_organization();
 --> statement-breakpoint
 -- Each firm's agent audit events form one chain: an event's hash covers its own fields and the hash of the
 -- event before it (seq - 1), so an edited, inserted or deleted event breaks the chain at that point.

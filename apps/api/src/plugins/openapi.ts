@@ -22,10 +22,14 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   webhooks: 'Webhook subscriptions, deliveries and the event catalogue',
   oauth: 'OAuth 2.0 for partner apps: metadata, registration, authorization, tokens, connected apps',
   session: 'Browser sign-in',
+  'agent-gateway':
+    "The agent gateway, under /agent/v1: the firm's clients, their records in the accounting platform's own shapes, " +
+    'and the audit trail of what agents did',
 };
 
 type OpenApiDocument = {
   tags?: { name: string; description?: string }[];
+  servers?: { url: string; description?: string }[];
   paths?: Record<string, Record<string, { tags?: string[] }>>;
 };
 
@@ -40,10 +44,33 @@ function declareTags(document: OpenApiDocument): OpenApiDocument {
   return { ...document, tags };
 }
 
+/**
+ * Lists the agent gateway's base URL as a server. Added once the paths are generated: @fastify/swagger strips a
+ * server's path from every path that starts with it, and this document writes the gateway's paths in full.
+ */
+function withAgentServer(document: OpenApiDocument, origin: string | undefined): OpenApiDocument {
+  return {
+    ...document,
+    servers: [
+      ...(document.servers ?? []),
+      {
+        url: `${origin ?? ''}/agent/v1`,
+        description:
+          'The agent gateway ({agent_base_url}; version 1 in its path). Its operations are written in this document ' +
+          'with their full path, under /agent/v1, as those of the partner API are under /api/v1.',
+      },
+    ],
+  };
+}
+
 /** The OpenAPI 3.1 document, generated from the route schemas and served at /api/openapi.json. */
 export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: string | undefined }) => {
   await app.register(swagger, {
-    transformObject: (document) => declareTags((document as { openapiObject: OpenApiDocument }).openapiObject) as never,
+    transformObject: (document) =>
+      withAgentServer(
+        declareTags((document as { openapiObject: OpenApiDocument }).openapiObject),
+        opts.origin,
+      ) as never,
     openapi: {
       openapi: '3.1.0',
       info: {
