@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { isDomainError, isUuid } from '@firm/core';
 import { type Database, purgeExpiredIdempotencyKeys } from '@firm/db';
 import { seedDemo } from '@firm/demo';
+import { verifyAuditChains } from '@firm/gateway';
 import { createApiKey, createOAuthClient, revokeApiKey, revokeOAuthClient } from '@firm/identity';
 
 const USAGE = `usage: npm run cli -- <command>
@@ -16,6 +17,7 @@ commands:
                                               register an OAuth client (confidential: its secret is shown once)
   oauth-client revoke CLIENT_ID               revoke an OAuth client and every token it holds
   idempotency purge                           delete idempotency records past their retention window
+  audit verify [--firm ID] [--json]           check the agent audit trail's hash chains; names the first bad event
 
 environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data)`;
 
@@ -147,6 +149,29 @@ export async function runCli(argv: string[], database: Database, io: Io): Promis
           return 0;
         }
         throw new UsageError(`unknown oauth-client command: ${sub ?? '(none)'}`);
+      }
+      case 'audit': {
+        if (sub !== 'verify') throw new UsageError('usage: audit verify [--firm ID] [--json]');
+        const { values } = parseArgs({
+          args: argv.slice(2),
+          options: { firm: { type: 'string' }, json: { type: 'boolean' } },
+        });
+        if (values.firm && !isUuid(values.firm)) throw new UsageError(`--firm ${values.firm} is not a UUID`);
+        const result = await verifyAuditChains(database.db, values.firm ? { firmId: values.firm } : {});
+        const summary = `${result.events} agent audit event${result.events === 1 ? '' : 's'} of ${result.firms} firm${
+          result.firms === 1 ? '' : 's'
+        }`;
+        if (values.json) io.out(JSON.stringify(result));
+        else if (result.ok) io.out(`audit trail intact: ${summary}`);
+        if (!result.ok && !values.json) {
+          io.err(
+            [
+              `audit trail broken (${summary}):`,
+              ...result.breaks.map((b) => `  firm ${b.firmId}: event ${b.seq} (${b.id}) ${b.problem}`),
+            ].join('\n'),
+          );
+        }
+        return result.ok ? 0 : 1;
       }
       case undefined:
       case 'idempotency': {
