@@ -217,6 +217,13 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
       "The SyncToken sent is not the record's current one: it changed since it was read. details[0].current is the " +
       'record as it is now; apply the change to it and send its SyncToken.',
   },
+  QUERY_INVALID: {
+    status: 400,
+    retryable: false,
+    description:
+      'The query is malformed, or names an entity or field the gateway does not cover; details[0] gives the ' +
+      'offset, line and column of the problem.',
+  },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
   INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },

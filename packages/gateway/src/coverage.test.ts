@@ -1,5 +1,5 @@
 import { ALL_SCOPES } from '@firm/core';
-import { EMBEDDED_ENTITIES } from '@firm/platform';
+import { EMBEDDED_ENTITIES, queryFieldsOf } from '@firm/platform';
 import { describe, expect, it } from 'vitest';
 import {
   COVERAGE,
@@ -15,6 +15,14 @@ describe('coverage registry', () => {
     expect(COVERAGE.map((e) => e.entity).sort()).toEqual([...EMBEDDED_ENTITIES.keys()].sort());
     for (const e of COVERAGE)
       expect([...e.operations].sort()).toEqual([...(EMBEDDED_ENTITIES.get(e.entity)?.operations ?? [])].sort());
+  });
+
+  it('lets queries name exactly the fields the embedded platform can filter and sort by', () => {
+    for (const e of COVERAGE) {
+      const handler = EMBEDDED_ENTITIES.get(e.entity);
+      expect(handler, e.entity).toBeDefined();
+      if (handler) expect([...e.fields].sort(), e.entity).toEqual(queryFieldsOf(handler).sort());
+    }
   });
 
   it('names a scope of the one catalogue for every operation', () => {

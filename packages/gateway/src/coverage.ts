@@ -35,6 +35,8 @@ export interface CoverageEntry {
   operations: readonly PlatformOperation[];
   /** The scope each operation needs. */
   scopes: Partial<Record<PlatformOperation, Scope>>;
+  /** The fields a query may filter, sort and select by; none: the entity cannot be queried. */
+  fields: readonly string[];
 }
 
 const TXN_SCOPES: Record<PlatformOperation, Scope> = {
@@ -52,9 +54,16 @@ const ENTITY_SCOPES: Record<PlatformOperation, Scope> = {
 
 const ALL: readonly PlatformOperation[] = ['read', 'create', 'update', 'delete'];
 
+const COMMON_FIELDS = ['Id', 'MetaData.CreateTime', 'MetaData.LastUpdatedTime'];
+const DOCUMENT_FIELDS = [...COMMON_FIELDS, 'DocNumber', 'TxnDate', 'DueDate', 'TotalAmt', 'Balance'];
+const ENTRY_FIELDS = [...COMMON_FIELDS, 'DocNumber', 'TxnDate', 'TotalAmt'];
+const SALES = [...DOCUMENT_FIELDS, 'CustomerRef'];
+const PURCHASES = [...DOCUMENT_FIELDS, 'VendorRef'];
+
 function entry(
   entity: string,
   operations: readonly PlatformOperation[],
+  fields: readonly string[],
   extra: { transactionType?: TransactionType; shortcut?: ShortcutList } = {},
 ): CoverageEntry {
   const scopes = extra.transactionType ? TXN_SCOPES : ENTITY_SCOPES;
@@ -65,6 +74,7 @@ function entry(
     shortcut: extra.shortcut ?? null,
     operations,
     scopes: Object.fromEntries(operations.map((op) => [op, scopes[op]])),
+    fields,
   };
 }
 
@@ -75,22 +85,28 @@ function entry(
  * Deleting a document or entry voids it; it then leaves every list, as a deleted record does on the platform.
  */
 export const COVERAGE: readonly CoverageEntry[] = [
-  entry('Account', ['read', 'create', 'update'], { shortcut: 'chart-accounts' }),
-  entry('Customer', ['read', 'create', 'update'], { shortcut: 'customers' }),
-  entry('Vendor', ['read', 'create', 'update'], { shortcut: 'vendors' }),
-  entry('Item', ['read', 'create', 'update']),
-  entry('CompanyInfo', ['read']),
-  entry('Invoice', ALL, { transactionType: 'invoice' }),
-  entry('SalesReceipt', ALL, { transactionType: 'sales-receipt' }),
-  entry('CreditMemo', ALL, { transactionType: 'credit-memo' }),
-  entry('RefundReceipt', ALL, { transactionType: 'refund-receipt' }),
-  entry('Estimate', ALL, { transactionType: 'estimate' }),
-  entry('Bill', ALL, { transactionType: 'bill' }),
-  entry('VendorCredit', ALL, { transactionType: 'vendor-credit' }),
-  entry('JournalEntry', ['read', 'create', 'delete'], { transactionType: 'journal-entry' }),
-  entry('Purchase', ['read', 'create', 'delete'], { transactionType: 'purchase' }),
-  entry('Deposit', ['read', 'create', 'delete'], { transactionType: 'deposit' }),
-  entry('Transfer', ['read', 'create', 'delete'], { transactionType: 'transfer' }),
+  entry('Account', ['read', 'create', 'update'], [...COMMON_FIELDS, 'Name', 'AcctNum', 'Active', 'Description'], {
+    shortcut: 'chart-accounts',
+  }),
+  entry('Customer', ['read', 'create', 'update'], [...COMMON_FIELDS, 'DisplayName', 'Active', 'PrimaryEmailAddr'], {
+    shortcut: 'customers',
+  }),
+  entry('Vendor', ['read', 'create', 'update'], [...COMMON_FIELDS, 'DisplayName', 'Active', 'PrimaryEmailAddr'], {
+    shortcut: 'vendors',
+  }),
+  entry('Item', ['read', 'create', 'update'], [...COMMON_FIELDS, 'Name', 'Active', 'UnitPrice']),
+  entry('CompanyInfo', ['read'], []),
+  entry('Invoice', ALL, SALES, { transactionType: 'invoice' }),
+  entry('SalesReceipt', ALL, SALES, { transactionType: 'sales-receipt' }),
+  entry('CreditMemo', ALL, SALES, { transactionType: 'credit-memo' }),
+  entry('RefundReceipt', ALL, SALES, { transactionType: 'refund-receipt' }),
+  entry('Estimate', ALL, SALES, { transactionType: 'estimate' }),
+  entry('Bill', ALL, PURCHASES, { transactionType: 'bill' }),
+  entry('VendorCredit', ALL, PURCHASES, { transactionType: 'vendor-credit' }),
+  entry('JournalEntry', ['read', 'create', 'delete'], ENTRY_FIELDS, { transactionType: 'journal-entry' }),
+  entry('Purchase', ['read', 'create', 'delete'], ENTRY_FIELDS, { transactionType: 'purchase' }),
+  entry('Deposit', ['read', 'create', 'delete'], ENTRY_FIELDS, { transactionType: 'deposit' }),
+  entry('Transfer', ['read', 'create', 'delete'], ENTRY_FIELDS, { transactionType: 'transfer' }),
 ];
 
 const byName = new Map<string, CoverageEntry>();

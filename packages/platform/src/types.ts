@@ -54,6 +54,29 @@ export interface WriteResult {
 
 export type PlatformOperation = 'read' | 'create' | 'update' | 'delete';
 
+export type QueryValue = string | number | boolean;
+export type Comparison = '=' | '!=' | '<' | '<=' | '>' | '>=';
+
+export type Condition =
+  | { field: string; op: Comparison; value: QueryValue }
+  | { field: string; op: 'IN'; values: QueryValue[] }
+  | { field: string; op: 'LIKE'; value: string };
+
+/** A query in the platform's language, parsed and checked against the coverage registry (field names canonical). */
+export interface PlatformQuery {
+  entity: string;
+  select: '*' | 'count' | string[];
+  where: Condition[];
+  orderBy: { field: string; direction: 'ASC' | 'DESC' }[];
+  startPosition: number;
+  maxResults: number;
+}
+
+/** The platform's answer: `{QueryResponse: {<Entity>: [...], startPosition, maxResults, totalCount}}`. */
+export interface QueryResult {
+  QueryResponse: Record<string, unknown>;
+}
+
 /** One company on one platform, opened for the duration of a request. */
 export interface PlatformAdapter {
   /** Entity names (`Invoice`, `Account`...) and the operations this adapter supports on each. */
@@ -65,4 +88,5 @@ export interface PlatformAdapter {
   /** A sparse update: fields left out keep their values. `payload.SyncToken` must be the current one. */
   update(entity: string, id: string, payload: Record<string, unknown>): Promise<WriteResult>;
   delete(entity: string, id: string, syncToken: string): Promise<WriteResult>;
+  query(query: PlatformQuery): Promise<QueryResult>;
 }

@@ -18,6 +18,7 @@ import {
   versionsOf,
 } from './common';
 import type { EntityHandler } from './handler';
+import { versioned } from './query';
 
 /** The platform's account types are this ledger's subtypes, named as the platform names them. */
 const ACCOUNT_TYPE_NAMES: Record<AccountSubtype, string> = {
@@ -121,6 +122,16 @@ function typeOf(payload: Payload): { type: AccountType; subtype: AccountSubtype 
 export const accountHandler: EntityHandler = {
   table: 'accounts',
   operations: ['read', 'create', 'update'],
+  query: {
+    from: versioned('accounts'),
+    where: (organizationId) => sql`t.organization_id = ${organizationId}`,
+    fields: {
+      Name: { sql: sql`t.name`, type: 'text' },
+      AcctNum: { sql: sql`t.code`, type: 'text' },
+      Active: { sql: sql`not t.archived`, type: 'boolean' },
+      Description: { sql: sql`t.description`, type: 'text' },
+    },
+  },
   async list(db, ctx, options: ListOptions): Promise<RecordPage> {
     const where = eq(accounts.organizationId, ctx.organizationId);
     const rows = await db

@@ -1,7 +1,7 @@
 import { isUuid } from '@firm/core';
 import { type Address, contacts, type Executor, type Tx } from '@firm/db';
 import { type Contact, createContact, updateContact } from '@firm/documents';
-import { and, asc, count, eq, inArray } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { PlatformRecord, WriteResult } from '../types';
 import {
   booleanOf,
@@ -18,6 +18,7 @@ import {
   versionsOf,
 } from './common';
 import type { EntityHandler } from './handler';
+import { versioned } from './query';
 
 type Side = 'customer' | 'vendor';
 
@@ -88,6 +89,19 @@ function contactHandler(side: Side, entity: string): EntityHandler {
   return {
     table: 'contacts',
     operations: ['read', 'create', 'update'],
+    query: {
+      from: versioned('contacts'),
+      where: (organizationId) =>
+        sql`t.organization_id = ${organizationId} and t.kind::text in (${sql.join(
+          kinds.map((k) => sql`${k}`),
+          sql`, `,
+        )})`,
+      fields: {
+        DisplayName: { sql: sql`t.name`, type: 'text' },
+        Active: { sql: sql`not t.archived`, type: 'boolean' },
+        PrimaryEmailAddr: { sql: sql`t.email`, type: 'text' },
+      },
+    },
     async list(db, ctx, options) {
       const rows = await db
         .select()

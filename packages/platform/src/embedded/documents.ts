@@ -12,7 +12,7 @@ import {
   withDetail,
 } from '@firm/documents';
 import { getEntry, todayUtc } from '@firm/ledger';
-import { and, asc, count, eq, inArray, ne } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { JournalEffectLine, PlatformRecord, WriteResult } from '../types';
 import {
   amountOf,
@@ -34,6 +34,7 @@ import {
   versionsOf,
 } from './common';
 import type { EntityHandler } from './handler';
+import { versioned } from './query';
 
 interface DocumentShape {
   entity: string;
@@ -232,6 +233,19 @@ function documentHandler(shape: DocumentShape): EntityHandler {
   return {
     table: 'documents',
     operations: ['read', 'create', 'update', 'delete'],
+    query: {
+      from: versioned('documents'),
+      where: (organizationId) =>
+        sql`t.organization_id = ${organizationId} and t.type::text = ${shape.type} and t.status::text <> 'void'`,
+      fields: {
+        DocNumber: { sql: sql`t.number`, type: 'text' },
+        TxnDate: { sql: sql`t.date`, type: 'date' },
+        DueDate: { sql: sql`t.due_date`, type: 'date' },
+        TotalAmt: { sql: sql`t.total_cents / 100.0`, type: 'number' },
+        Balance: { sql: sql`t.open_cents / 100.0`, type: 'number' },
+        [contactField]: { sql: sql`t.contact_id::text`, type: 'id' },
+      },
+    },
     async list(db, ctx, options) {
       const rows = await db
         .select()

@@ -1,7 +1,7 @@
 import { isUuid } from '@firm/core';
 import { accounts, type Executor, journalEntries, journalLines, type Tx } from '@firm/db';
 import { type DebitCreditLine, type PostingInput, postTransaction, todayUtc, voidEntry } from '@firm/ledger';
-import { and, asc, count, eq, inArray, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { PlatformContext, PlatformRecord, WriteResult } from '../types';
 import {
   amountOf,
@@ -24,6 +24,7 @@ import {
   versionsOf,
 } from './common';
 import type { EntityHandler } from './handler';
+import { versioned } from './query';
 
 type EntryRow = typeof journalEntries.$inferSelect;
 type LineRow = typeof journalLines.$inferSelect;
@@ -280,6 +281,23 @@ function entryHandler(shape: EntryShape): EntityHandler {
   return {
     table: 'journal_entries',
     operations: ['read', 'create', 'delete'],
+    query: {
+      from: versioned('journal_entries'),
+      where: (organizationId) =>
+        sql`t.organization_id = ${organizationId} and t.status::text = 'posted' and t.source::text in (${sql.join(
+          shape.sources.map((s) => sql`${s}`),
+          sql`, `,
+        )})`,
+      fields: {
+        DocNumber: { sql: sql`t.reference`, type: 'text' },
+        TxnDate: { sql: sql`t.entry_date`, type: 'date' },
+        TotalAmt: {
+          sql: sql`(select coalesce(sum(greatest(l.amount_cents, 0)), 0) from journal_lines l
+            where l.organization_id = t.organization_id and l.entry_id = t.id) / 100.0`,
+          type: 'number',
+        },
+      },
+    },
     async list(db, ctx, options) {
       const rows = await db
         .select()

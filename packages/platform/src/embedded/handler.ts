@@ -8,6 +8,7 @@ import type {
   WriteResult,
 } from '../types';
 import type { Payload } from './common';
+import type { QuerySource } from './query';
 
 /** How the embedded platform presents one entity: reads over any executor, writes inside the caller's transaction. */
 export interface EntityHandler {
@@ -19,4 +20,6 @@ export interface EntityHandler {
   create?(tx: Tx, ctx: PlatformContext, payload: Payload): Promise<WriteResult>;
   update?(tx: Tx, ctx: PlatformContext, id: string, payload: Payload): Promise<WriteResult>;
   delete?(tx: Tx, ctx: PlatformContext, id: string, syncToken: string): Promise<WriteResult>;
+  /** What queries read; unset, the entity cannot be queried. */
+  query?: QuerySource;
 }

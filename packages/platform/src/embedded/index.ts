@@ -17,6 +17,7 @@ import { documentHandlers } from './documents';
 import { entryHandlers } from './entries';
 import type { EntityHandler } from './handler';
 import { itemHandler } from './items';
+import { runQuery } from './query';
 
 const companyHandler: EntityHandler = {
   table: 'organizations',
@@ -86,5 +87,6 @@ export function createEmbeddedPlatform(db: Executor, ctx: PlatformContext): Plat
       const h = handlerOf(entity, 'delete');
       return db.transaction((tx) => (h.delete as NonNullable<EntityHandler['delete']>)(tx, ctx, id, syncToken));
     },
+    query: async (query) => runQuery(db, ctx, handlerOf(query.entity, 'read'), query),
   };
 }

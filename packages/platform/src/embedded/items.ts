@@ -1,7 +1,7 @@
 import { isUuid } from '@firm/core';
 import { type Executor, items, type Tx } from '@firm/db';
 import { createItem, type Item, updateItem } from '@firm/documents';
-import { and, asc, count, eq } from 'drizzle-orm';
+import { and, asc, count, eq, sql } from 'drizzle-orm';
 import type { PlatformRecord, WriteResult } from '../types';
 import {
   amountOf,
@@ -20,6 +20,7 @@ import {
   versionsOf,
 } from './common';
 import type { EntityHandler } from './handler';
+import { versioned } from './query';
 
 function present(i: Item, version: Parameters<typeof envelope>[2]): PlatformRecord {
   return {
@@ -56,6 +57,15 @@ async function getOne(db: Executor, organizationId: string, id: string): Promise
 export const itemHandler: EntityHandler = {
   table: 'items',
   operations: ['read', 'create', 'update'],
+  query: {
+    from: versioned('items'),
+    where: (organizationId) => sql`t.organization_id = ${organizationId}`,
+    fields: {
+      Name: { sql: sql`t.name`, type: 'text' },
+      Active: { sql: sql`not t.archived`, type: 'boolean' },
+      UnitPrice: { sql: sql`t.unit_price_cents / 100.0`, type: 'number' },
+    },
+  },
   async list(db, ctx, options) {
     const where = eq(items.organizationId, ctx.organizationId);
     const rows = await db

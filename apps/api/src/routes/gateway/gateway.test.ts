@@ -442,7 +442,7 @@ describe('agent gateway: OpenAPI', () => {
     const gateway = Object.entries(doc.paths as Record<string, Record<string, Record<string, unknown>>>).filter(
       ([path]) => path.startsWith('/agent/v1/'),
     );
-    expect(gateway.length).toBe(10);
+    expect(gateway.length).toBe(11);
     for (const [path, ops] of gateway) {
       for (const [method, op] of Object.entries(ops)) {
         expect(Object.keys(op.responses as object), `${method} ${path}`).toEqual(
@@ -452,5 +452,58 @@ describe('agent gateway: OpenAPI', () => {
       }
     }
     expect(doc['x-error-codes'].STALE_SYNC_TOKEN).toMatchObject({ status: 409 });
+  });
+});
+
+describe('agent gateway: query', () => {
+  const query = (text: string, headers: Record<string, string> = {}) =>
+    send('POST', `${base}/query`, { query: text }, headers);
+
+  it("answers in the platform's QueryResponse shape, filtered, counted and paged", async () => {
+    const byName = await query("SELECT * FROM Customer WHERE DisplayName = 'Amy Bird Sanctuary'");
+    expect(byName.statusCode).toBe(200);
+    expect(byName.json().data.QueryResponse).toMatchObject({ startPosition: 1, maxResults: 1, totalCount: 1 });
+    expect(byName.json().data.QueryResponse.Customer[0].Id).toBe(customerId);
+    const counted = await query('select count(*) from Account where Active = true');
+    expect(counted.json().data.QueryResponse.totalCount).toBeGreaterThan(10);
+    const page = await query("SELECT Id, Name FROM Account WHERE AcctNum LIKE '1%' ORDERBY AcctNum DESC MAXRESULTS 2");
+    const accounts = page.json().data.QueryResponse.Account;
+    expect(accounts).toHaveLength(2);
+    expect(Object.keys(accounts[0]).sort()).toEqual(['Id', 'Name']);
+    const bills = await query("SELECT * FROM Bill WHERE TotalAmt >= '80.00' AND TxnDate = '2026-04-02'");
+    expect(bills.json().data.QueryResponse.Bill).toHaveLength(1);
+  });
+
+  it('keeps literals out of SQL and refuses a second statement, naming its position', async () => {
+    const before = await books();
+    const injected = await query("SELECT * FROM Customer WHERE DisplayName = 'x'' OR ''1''=''1'");
+    expect([200, 400]).toContain(injected.statusCode);
+    if (injected.statusCode === 200) expect(injected.json().data.QueryResponse.Customer).toEqual([]);
+    const quoted = await query("SELECT * FROM Customer WHERE DisplayName = 'x\\' OR 1=1 --'");
+    expect(quoted.statusCode).toBe(200);
+    expect(quoted.json().data.QueryResponse.totalCount).toBe(0);
+    const second = await query('SELECT * FROM Customer; DELETE FROM contacts');
+    expect(second.statusCode).toBe(400);
+    expect(second.json().error).toMatchObject({ code: 'QUERY_INVALID', details: [{ offset: 22, column: 23 }] });
+    expect(await books()).toEqual(before);
+  });
+
+  it('refuses an unknown entity or field, a bad MAXRESULTS and a token without the entity read scope', async () => {
+    const entity = await query('SELECT * FROM Payroll');
+    expect(entity.statusCode).toBe(400);
+    expect(entity.json().error.details[0]).toMatchObject({ offset: 14 });
+    const field = await query("SELECT * FROM Invoice WHERE Secret = '1'");
+    expect(field.json().error.message).toMatch(/no queryable field Secret/);
+    expect((await query('SELECT * FROM Invoice MAXRESULTS 1001')).statusCode).toBe(400);
+    expect((await query('SELECT * FROM Invoice STARTPOSITION 0')).statusCode).toBe(400);
+    const { key } = await createApiKey(t.database.db, {
+      firmId: t.demo.firmId,
+      scopes: ['acct:clients:read', 'acct:entities:read'],
+    });
+    const scoped = { authorization: `Bearer ${key}` };
+    expect((await query('SELECT * FROM Customer', scoped)).statusCode).toBe(200);
+    const refused = await query('SELECT * FROM Invoice', scoped);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().error.details[0].scope).toBe('acct:transactions:read');
   });
 });

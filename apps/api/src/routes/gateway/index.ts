@@ -3,6 +3,7 @@ import { DomainError, type ErrorCode, isUuid, type Scope } from '@firm/core';
 import { acctClients, type Executor } from '@firm/db';
 import {
   appendAuditEvent,
+  checkQuery,
   type Client,
   COVERAGE,
   type CoverageEntry,
@@ -11,6 +12,7 @@ import {
   coverageOfTransaction,
   listAgentAuditEvents,
   listClients,
+  parseQuery,
   setAgentAccess,
 } from '@firm/gateway';
 import { createEmbeddedPlatform, type PlatformAdapter, type PlatformOperation, type WriteResult } from '@firm/platform';
@@ -34,6 +36,7 @@ import {
   EntityParams,
   EntityPayload,
   PagingQuery,
+  QueryBody,
   QueryResponse,
   RecordOne,
   ShortcutParams,
@@ -654,6 +657,47 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         (p) => p.delete(entry.entity, request.params.transactionId, syncToken),
         writeResponse(request, entityType, 'delete'),
       );
+    },
+  );
+
+  // ------------------------------------------------------------------ query
+
+  app.post(
+    '/acct/clients/:clientId/query',
+    {
+      config: { scope: 'acct:clients:read', organization: 'client', audit: 'query' },
+      schema: {
+        tags,
+        summary: 'Run a query',
+        description:
+          'Parsed and checked against the coverage registry before anything runs: an unknown entity or field, or a ' +
+          'malformed query, is 400 QUERY_INVALID naming the position (details[0].offset, line, column). Also needs ' +
+          "the read scope of the entity it names. Answers in the platform's QueryResponse shape.",
+        params: ClientParams,
+        body: QueryBody,
+        response: { 200: QueryResponse, ...errorResponses(415) },
+      },
+    },
+    async (request, reply) => {
+      const text = request.body.query;
+      const query = checkQuery(parseQuery(text), text);
+      request.agentAudit.entityType = query.entity;
+      const scope = query.coverage.scopes.read;
+      if (!scope || !request.credential.scopes.has(scope)) {
+        return sendError(reply, request, 'INSUFFICIENT_SCOPE', `this credential lacks the scope ${scope}`, [
+          { message: 'missing scope', scope },
+        ]);
+      }
+      const maxResults = query.maxResults ?? DEFAULT_LIMIT;
+      const result = await platformOf(request, db()).query({
+        entity: query.entity,
+        select: query.select,
+        where: query.where,
+        orderBy: query.orderBy,
+        startPosition: query.startPosition ?? 1,
+        maxResults,
+      });
+      return { data: result };
     },
   );
 

@@ -211,3 +211,16 @@ export const AuditQuery = Type.Object({
   since: Type.Optional(Type.String({ format: 'date-time' })),
   until: Type.Optional(Type.String({ format: 'date-time' })),
 });
+
+export const QueryBody = Type.Object(
+  {
+    query: Type.String({
+      minLength: 1,
+      maxLength: 10000,
+      description:
+        "The platform's query language: SELECT * | COUNT(*) | fields FROM Entity [WHERE a = 'x' AND b > 10 AND " +
+        "c IN (...) AND d LIKE 'x%'] [ORDERBY f DESC] [STARTPOSITION n] [MAXRESULTS m] (MAXRESULTS 1-1000, default 100).",
+    }),
+  },
+  { additionalProperties: false },
+);
