@@ -30,6 +30,7 @@ export const SCOPES = {
   'acct:transactions:create': "Agent gateway: create transactions in clients' books",
   'acct:transactions:update': "Agent gateway: change transactions in clients' books",
   'acct:transactions:delete': "Agent gateway: delete (void) transactions in clients' books",
+  'acct:reports:read': "Agent gateway: run clients' financial reports",
   'acct:audit:read': 'Agent gateway: read the audit trail of what agents did',
 } as const;
 

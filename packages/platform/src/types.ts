@@ -77,6 +77,16 @@ export interface QueryResult {
   QueryResponse: Record<string, unknown>;
 }
 
+export const REPORT_NAMES = ['profit-loss', 'balance-sheet', 'trial-balance', 'general-ledger'] as const;
+export type ReportName = (typeof REPORT_NAMES)[number];
+
+/** Report dates: `endDate` defaults to today, `startDate` to the start of the fiscal year (or of the books). */
+export interface ReportParams {
+  startDate?: string | undefined;
+  endDate?: string | undefined;
+  accountId?: string | undefined;
+}
+
 /** One company on one platform, opened for the duration of a request. */
 export interface PlatformAdapter {
   /** Entity names (`Invoice`, `Account`...) and the operations this adapter supports on each. */
@@ -89,4 +99,6 @@ export interface PlatformAdapter {
   update(entity: string, id: string, payload: Record<string, unknown>): Promise<WriteResult>;
   delete(entity: string, id: string, syncToken: string): Promise<WriteResult>;
   query(query: PlatformQuery): Promise<QueryResult>;
+  /** A report in the platform's report JSON: `Header`, `Columns`, `Rows` with `Summary`. */
+  report(name: ReportName, params: ReportParams): Promise<Record<string, unknown>>;
 }

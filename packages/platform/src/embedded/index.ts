@@ -18,6 +18,7 @@ import { entryHandlers } from './entries';
 import type { EntityHandler } from './handler';
 import { itemHandler } from './items';
 import { runQuery } from './query';
+import { report } from './reports';
 
 const companyHandler: EntityHandler = {
   table: 'organizations',
@@ -88,5 +89,6 @@ export function createEmbeddedPlatform(db: Executor, ctx: PlatformContext): Plat
       return db.transaction((tx) => (h.delete as NonNullable<EntityHandler['delete']>)(tx, ctx, id, syncToken));
     },
     query: async (query) => runQuery(db, ctx, handlerOf(query.entity, 'read'), query),
+    report: (name, params) => report(db, ctx, name, params),
   };
 }

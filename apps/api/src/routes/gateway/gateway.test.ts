@@ -442,7 +442,7 @@ describe('agent gateway: OpenAPI', () => {
     const gateway = Object.entries(doc.paths as Record<string, Record<string, Record<string, unknown>>>).filter(
       ([path]) => path.startsWith('/agent/v1/'),
     );
-    expect(gateway.length).toBe(11);
+    expect(gateway.length).toBe(12);
     for (const [path, ops] of gateway) {
       for (const [method, op] of Object.entries(ops)) {
         expect(Object.keys(op.responses as object), `${method} ${path}`).toEqual(
@@ -505,5 +505,36 @@ describe('agent gateway: query', () => {
     const refused = await query('SELECT * FROM Invoice', scoped);
     expect(refused.statusCode).toBe(403);
     expect(refused.json().error.details[0].scope).toBe('acct:transactions:read');
+  });
+});
+
+describe('agent gateway: reports', () => {
+  it("answers the four reports in the platform's shape with the partner API's figures", async () => {
+    const partner = (name: string, query: string) =>
+      t.app.inject({ method: 'GET', url: `/api/v1/companies/${t.orgId}/reports/${name}?${query}`, headers: t.auth });
+    const pnl = await send('GET', `${base}/reports/profit-loss?start_date=2026-01-01&end_date=2026-12-31`);
+    expect(pnl.statusCode).toBe(200);
+    expect(pnl.json().data.Header).toMatchObject({ ReportName: 'ProfitAndLoss', StartPeriod: '2026-01-01' });
+    const rows = pnl.json().data.Rows.Row as { group: string; Summary: { ColData: { value: string }[] } }[];
+    const net = rows.find((r) => r.group === 'NetIncome')?.Summary.ColData[1]?.value;
+    const expected = (await partner('profit-and-loss', 'startDate=2026-01-01&endDate=2026-12-31')).json().data;
+    expect(Math.round(Number(net) * 100)).toBe(expected.netIncomeCents);
+    expect(expected.netIncomeCents).not.toBe(0);
+
+    const tb = await send('GET', `${base}/reports/trial-balance?endDate=2026-12-31`);
+    const total = (tb.json().data.Rows.Row as { group?: string; Summary?: { ColData: { value: string }[] } }[]).find(
+      (r) => r.group === 'GrandTotal',
+    );
+    const tbExpected = (await partner('trial-balance', 'endDate=2026-12-31')).json().data;
+    expect(total?.Summary?.ColData.map((c) => c.value)).toEqual([
+      'TOTAL',
+      (tbExpected.totalDebitCents / 100).toFixed(2),
+      (tbExpected.totalCreditCents / 100).toFixed(2),
+    ]);
+    const bs = await send('GET', `${base}/reports/balance-sheet?end_date=2026-12-31`);
+    expect(bs.json().data.Header).toMatchObject({ ReportName: 'BalanceSheet', EndPeriod: '2026-12-31' });
+    const gl = await send('GET', `${base}/reports/general-ledger?start_date=2026-04-01&end_date=2026-04-30`);
+    expect(gl.json().data.Rows.Row.length).toBeGreaterThan(0);
+    expect((await send('GET', `${base}/reports/cash-flow`)).statusCode).toBe(400);
   });
 });

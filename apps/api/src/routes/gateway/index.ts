@@ -38,6 +38,9 @@ import {
   PagingQuery,
   QueryBody,
   QueryResponse,
+  ReportParams,
+  ReportQuery,
+  ReportResponse,
   RecordOne,
   ShortcutParams,
   StatusResponse,
@@ -698,6 +701,37 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         maxResults,
       });
       return { data: result };
+    },
+  );
+
+  // ------------------------------------------------------------------ reports
+
+  app.get(
+    '/acct/clients/:clientId/reports/:reportName',
+    {
+      config: { scope: 'acct:reports:read', organization: 'client', audit: 'reports.read' },
+      schema: {
+        tags,
+        summary: 'A financial report',
+        description:
+          "In the platform's report JSON. Dates: start_date/end_date (or startDate/endDate); end defaults to today, " +
+          'start to the fiscal-year start (profit-loss, general-ledger) or the beginning of the books (trial-balance). ' +
+          "Every figure is the partner API's report for the same company and dates.",
+        params: ReportParams,
+        querystring: ReportQuery,
+        response: { 200: ReportResponse },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      request.agentAudit.entityType = request.params.reportName;
+      return {
+        data: await platformOf(request, db()).report(request.params.reportName, {
+          startDate: q.start_date ?? q.startDate,
+          endDate: q.end_date ?? q.endDate,
+          accountId: q.accountId,
+        }),
+      };
     },
   );
 

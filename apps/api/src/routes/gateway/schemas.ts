@@ -1,7 +1,8 @@
 import { AGENT_ACCESS, CLIENT_STATUSES } from '@firm/db';
 import { COVERAGE, SHORTCUT_LISTS, TRANSACTION_TYPES } from '@firm/gateway';
 import { Type } from 'typebox';
-import { DataOf, ListQuery, Timestamp, Uuid } from '../../schemas';
+import { REPORT_NAMES } from '@firm/platform';
+import { DataOf, IsoDate, ListQuery, Timestamp, Uuid } from '../../schemas';
 
 export const AGENT_BASE = '/agent/v1';
 
@@ -223,4 +224,21 @@ export const QueryBody = Type.Object(
     }),
   },
   { additionalProperties: false },
+);
+
+export const ReportParams = Type.Object({
+  clientId: Type.String(),
+  reportName: Type.Enum(REPORT_NAMES, { description: 'profit-loss, balance-sheet, trial-balance or general-ledger.' }),
+});
+export const ReportQuery = Type.Object({
+  start_date: Type.Optional(IsoDate("Start of the period (the platform's name; startDate also works).")),
+  end_date: Type.Optional(
+    IsoDate("End of the period, or the balance sheet's date (default today; endDate also works)."),
+  ),
+  startDate: Type.Optional(IsoDate('As start_date.')),
+  endDate: Type.Optional(IsoDate('As end_date.')),
+  accountId: Type.Optional(Uuid('General ledger: this account only.')),
+});
+export const ReportResponse = DataOf(
+  Type.Object({}, { additionalProperties: true, description: "The platform's report JSON: Header, Columns, Rows." }),
 );
