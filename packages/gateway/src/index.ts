@@ -2,3 +2,4 @@ export * from './audit';
 export * from './clients';
 export * from './coverage';
 export * from './query';
+export * from './passthrough';

@@ -442,7 +442,7 @@ describe('agent gateway: OpenAPI', () => {
     const gateway = Object.entries(doc.paths as Record<string, Record<string, Record<string, unknown>>>).filter(
       ([path]) => path.startsWith('/agent/v1/'),
     );
-    expect(gateway.length).toBe(12);
+    expect(gateway.length).toBe(13);
     for (const [path, ops] of gateway) {
       for (const [method, op] of Object.entries(ops)) {
         expect(Object.keys(op.responses as object), `${method} ${path}`).toEqual(
@@ -536,5 +536,60 @@ describe('agent gateway: reports', () => {
     const gl = await send('GET', `${base}/reports/general-ledger?start_date=2026-04-01&end_date=2026-04-30`);
     expect(gl.json().data.Rows.Row.length).toBeGreaterThan(0);
     expect((await send('GET', `${base}/reports/cash-flow`)).statusCode).toBe(400);
+  });
+});
+
+describe('agent gateway: pass-through', () => {
+  const relay = (payload: object, headers: Record<string, string> = {}) =>
+    send('POST', `${base}/request`, payload, headers);
+
+  it("relays reads, queries, reports and writes by the platform's own paths", async () => {
+    const read = await relay({ path: `customer/${customerId}` });
+    expect(read.statusCode).toBe(200);
+    expect(read.json().data.Customer).toMatchObject({ Id: customerId, DisplayName: 'Amy Bird Sanctuary' });
+    const full = await relay({ method: 'GET', path: `/v3/company/${t.orgId}/companyinfo/${t.orgId}` });
+    expect(full.json().data.CompanyInfo).toMatchObject({ Id: t.orgId });
+    const q = await relay({ path: 'query', query: { query: 'SELECT COUNT(*) FROM Vendor' } });
+    expect(q.json().data.QueryResponse.totalCount).toBe(1);
+    const report = await relay({ path: 'reports/ProfitAndLoss', query: { start_date: '2026-01-01' } });
+    expect(report.json().data.Header.ReportName).toBe('ProfitAndLoss');
+
+    const created = await relay(
+      { method: 'POST', path: 'customer', body: { DisplayName: 'Relay Customer' } },
+      { 'idempotency-key': 'relay-create' },
+    );
+    expect(created.statusCode).toBe(200);
+    const id = created.json().data.Customer.Id;
+    const updated = await relay({ method: 'POST', path: 'customer', body: { Id: id, SyncToken: '0', Active: false } });
+    expect(updated.json().data.Customer).toMatchObject({ SyncToken: '1', Active: false });
+  });
+
+  it('confines paths to the company root and refuses the rest, writing nothing', async () => {
+    const before = await books();
+    const cases: [string, number][] = [
+      [`../${other.orgId}/customer/1`, 400],
+      ['customer/%2e%2e/invoice', 400],
+      ['customer%2F1', 400],
+      ['https://quickbooks.api.intuit.com/v3/company/1/customer/1', 400],
+      ['//evil.test/customer/1', 400],
+      [`/v3/company/${other.orgId}/customer/${customerId}`, 404],
+      ['payroll/1', 404],
+    ];
+    for (const [path, status] of cases) {
+      const res = await relay({ method: 'POST', path, body: { DisplayName: 'x' } });
+      expect(res.statusCode, path).toBe(status);
+    }
+    const put = await relay({ method: 'PUT', path: 'customer', body: { DisplayName: 'x' } });
+    expect(put.statusCode).toBe(422);
+    const { key } = await createApiKey(t.database.db, {
+      firmId: t.demo.firmId,
+      scopes: ['acct:clients:read', 'acct:entities:read'],
+    });
+    const readOnly = { authorization: `Bearer ${key}` };
+    expect((await relay({ path: `customer/${customerId}` }, readOnly)).statusCode).toBe(200);
+    const write = await relay({ method: 'POST', path: 'customer', body: { DisplayName: 'y' } }, readOnly);
+    expect(write.statusCode).toBe(403);
+    expect(write.json().error.details[0].scope).toBe('acct:entities:write');
+    expect(await books()).toEqual(before);
   });
 });

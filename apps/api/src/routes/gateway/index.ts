@@ -13,6 +13,7 @@ import {
   listAgentAuditEvents,
   listClients,
   parseQuery,
+  resolvePassThrough,
   setAgentAccess,
 } from '@firm/gateway';
 import { createEmbeddedPlatform, type PlatformAdapter, type PlatformOperation, type WriteResult } from '@firm/platform';
@@ -36,6 +37,8 @@ import {
   EntityParams,
   EntityPayload,
   PagingQuery,
+  PassThroughBody,
+  PassThroughResponse,
   QueryBody,
   QueryResponse,
   ReportParams,
@@ -117,6 +120,30 @@ function platformOf(request: FastifyRequest, db: Executor): PlatformAdapter {
     acctCompanyId: client.acctCompanyId,
     actor: { kind: request.credential.kind, id: request.credential.id },
     requestId: request.id,
+  });
+}
+
+/** A scope the call needs beyond its route's: the entity's, known once the body is read. */
+function requireScope(request: FastifyRequest, scope: Scope | undefined): void {
+  if (!scope || !request.credential.scopes.has(scope)) {
+    throw new DomainError('INSUFFICIENT_SCOPE', `this credential lacks the scope ${scope}`, [
+      { message: 'missing scope', scope },
+    ]);
+  }
+}
+
+/** Parses, checks and runs a query for the request's client. */
+async function runAgentQuery(request: FastifyRequest, text: string) {
+  const query = checkQuery(parseQuery(text), text);
+  request.agentAudit.entityType = query.entity;
+  requireScope(request, query.coverage.scopes.read);
+  return platformOf(request, request.server.database.db).query({
+    entity: query.entity,
+    select: query.select,
+    where: query.where,
+    orderBy: query.orderBy,
+    startPosition: query.startPosition ?? 1,
+    maxResults: query.maxResults ?? DEFAULT_LIMIT,
   });
 }
 
@@ -681,26 +708,76 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: QueryResponse, ...errorResponses(415) },
       },
     },
+    async (request) => ({ data: await runAgentQuery(request, request.body.query) }),
+  );
+
+  // ------------------------------------------------------------------ pass-through
+
+  app.post(
+    '/acct/clients/:clientId/request',
+    {
+      config: { scope: 'acct:clients:read', organization: 'client', audit: 'request' },
+      schema: {
+        tags,
+        summary: "Relay a call to the client's platform API",
+        description:
+          "Reads and writes the covered entities as the platform's v3 API does: GET `<entity>/<id>`, POST " +
+          '`<entity>` (create, or a sparse update with Id and SyncToken in the body), POST `<entity>?operation=delete`, ' +
+          '`query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it ' +
+          "reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's " +
+          'response body.',
+        params: ClientParams,
+        querystring: WriteQuery,
+        headers: OptionalIdempotencyHeaders,
+        body: PassThroughBody,
+        response: { 200: PassThroughResponse, ...errorResponses(409, 415, 422) },
+      },
+    },
     async (request, reply) => {
-      const text = request.body.query;
-      const query = checkQuery(parseQuery(text), text);
-      request.agentAudit.entityType = query.entity;
-      const scope = query.coverage.scopes.read;
-      if (!scope || !request.credential.scopes.has(scope)) {
-        return sendError(reply, request, 'INSUFFICIENT_SCOPE', `this credential lacks the scope ${scope}`, [
-          { message: 'missing scope', scope },
-        ]);
+      const { method = 'GET', path, query = {}, body } = request.body;
+      const target = resolvePassThrough(
+        method,
+        path,
+        query,
+        body as Record<string, unknown> | undefined,
+        request.client.acctCompanyId,
+      );
+      const time = () => new Date().toISOString();
+      if (target.kind === 'query') return { data: { ...(await runAgentQuery(request, target.query)), time: time() } };
+      if (target.kind === 'report') {
+        requireScope(request, 'acct:reports:read');
+        request.agentAudit.entityType = target.report;
+        const q = query;
+        return {
+          data: await platformOf(request, db()).report(target.report, {
+            startDate: q.start_date ?? q.startDate,
+            endDate: q.end_date ?? q.endDate,
+          }),
+        };
       }
-      const maxResults = query.maxResults ?? DEFAULT_LIMIT;
-      const result = await platformOf(request, db()).query({
-        entity: query.entity,
-        select: query.select,
-        where: query.where,
-        orderBy: query.orderBy,
-        startPosition: query.startPosition ?? 1,
-        maxResults,
-      });
-      return { data: result };
+      const { entry, operation, id } = target;
+      request.agentAudit.entityType = entry.entity;
+      requireScope(request, entry.scopes[operation]);
+      if (operation === 'read') {
+        const record = await platformOf(request, db()).get(entry.entity, id as string);
+        return { data: { [entry.entity]: record, time: time() } };
+      }
+      if (request.client.agentAccess !== 'read_write') {
+        throw new DomainError('CLIENT_READ_ONLY', 'the firm opened this client to agents for reading only');
+      }
+      const payload = (body ?? {}) as Record<string, unknown>;
+      return runWrite(
+        request,
+        reply,
+        200,
+        (p) =>
+          operation === 'create'
+            ? p.create(entry.entity, payload)
+            : operation === 'update'
+              ? p.update(entry.entity, id as string, payload)
+              : p.delete(entry.entity, id as string, String(payload.SyncToken ?? '')),
+        (r) => ({ data: { [entry.entity]: r.record, time: time() } }),
+      );
     },
   );
 

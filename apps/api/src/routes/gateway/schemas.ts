@@ -242,3 +242,30 @@ export const ReportQuery = Type.Object({
 export const ReportResponse = DataOf(
   Type.Object({}, { additionalProperties: true, description: "The platform's report JSON: Header, Columns, Rows." }),
 );
+
+export const PassThroughBody = Type.Object(
+  {
+    method: Type.Optional(
+      Type.Union(
+        [Type.Literal('GET'), Type.Literal('PUT'), Type.Literal('POST'), Type.Literal('PATCH'), Type.Literal('DELETE')],
+        {
+          default: 'GET',
+        },
+      ),
+    ),
+    path: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description:
+        "Relative to the company's v3 API root: `invoice/42`, `query`, `reports/ProfitAndLoss`, `companyinfo/<id>`, " +
+        'optionally written as `/v3/company/<acctCompanyId>/...`. No URL, no `..`, no encoded slashes or dots, no ' +
+        'other company.',
+    }),
+    query: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Query parameters of the call.' })),
+    body: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Body of the call.' })),
+  },
+  { additionalProperties: false, title: 'PassThroughRequest' },
+);
+export const PassThroughResponse = DataOf(
+  Type.Object({}, { additionalProperties: true, description: "The platform's response body." }),
+);
