@@ -3,3 +3,5 @@ export * from './clients';
 export * from './coverage';
 export * from './query';
 export * from './passthrough';
+export * from './skills';
+export * from './health';

@@ -442,7 +442,7 @@ describe('agent gateway: OpenAPI', () => {
     const gateway = Object.entries(doc.paths as Record<string, Record<string, Record<string, unknown>>>).filter(
       ([path]) => path.startsWith('/agent/v1/'),
     );
-    expect(gateway.length).toBe(13);
+    expect(gateway.length).toBe(17);
     for (const [path, ops] of gateway) {
       for (const [method, op] of Object.entries(ops)) {
         expect(Object.keys(op.responses as object), `${method} ${path}`).toEqual(
@@ -590,6 +590,37 @@ describe('agent gateway: pass-through', () => {
     const write = await relay({ method: 'POST', path: 'customer', body: { DisplayName: 'y' } }, readOnly);
     expect(write.statusCode).toBe(403);
     expect(write.json().error.details[0].scope).toBe('acct:entities:write');
+    expect(await books()).toEqual(before);
+  });
+});
+
+describe('agent gateway: skills', () => {
+  it('serves versioned recipes and a read-only health scan with findings that name their fix', async () => {
+    const skills = (await send('GET', '/agent/v1/skills')).json().data;
+    expect(skills.map((s: { id: string }) => s.id)).toEqual(
+      expect.arrayContaining([
+        'client-health-scan',
+        'categorize-uncategorized-expenses',
+        'month-end-close',
+        'collect-overdue-invoices',
+        'pay-due-bills',
+        'review-client-file',
+      ]),
+    );
+    const one = await send('GET', '/agent/v1/skills/month-end-close');
+    expect(one.json().data).toMatchObject({ version: '1.0.0', requiredScopes: expect.any(Array) });
+    expect((await send('GET', '/agent/v1/skills/nope')).statusCode).toBe(404);
+    expect((await send('GET', '/agent/v1/recipes')).json().data.skills).toHaveLength(skills.length);
+
+    const before = await books();
+    const scan = await send('GET', '/agent/v1/skills/client-health-scan?asOf=2026-12-31');
+    expect(scan.statusCode).toBe(200);
+    const { findings, clients } = scan.json().data;
+    expect(clients).toBe(2);
+    expect(findings.length).toBeGreaterThan(0);
+    for (const f of findings)
+      expect(f).toMatchObject({ severity: expect.any(String), fix: { path: expect.any(String) } });
+    expect(findings.some((f: { code: string }) => f.code === 'BOOKS_NOT_CLOSED')).toBe(true);
     expect(await books()).toEqual(before);
   });
 });

@@ -10,12 +10,17 @@ import {
   coverageOf,
   coverageOfShortcut,
   coverageOfTransaction,
+  healthScan,
   listAgentAuditEvents,
+  RECIPES_VERSION,
+  SKILLS,
+  skillOf,
   listClients,
   parseQuery,
   resolvePassThrough,
   setAgentAccess,
 } from '@firm/gateway';
+import { todayUtc } from '@firm/ledger';
 import { createEmbeddedPlatform, type PlatformAdapter, type PlatformOperation, type WriteResult } from '@firm/platform';
 import { and, eq } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -45,7 +50,11 @@ import {
   ReportQuery,
   ReportResponse,
   RecordOne,
+  HealthScanQuery,
+  HealthScanResponse,
   ShortcutParams,
+  Skill as SkillSchema,
+  SkillParams,
   StatusResponse,
   TransactionDelete,
   TransactionGetQuery,
@@ -809,6 +818,63 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
           accountId: q.accountId,
         }),
       };
+    },
+  );
+
+  // ------------------------------------------------------------------ skills and recipes
+
+  app.get(
+    '/skills',
+    {
+      config: { scope: 'acct:clients:read', organization: 'none' },
+      schema: { tags, summary: 'The skills agents can follow', response: { 200: DataOf(Type.Array(SkillSchema)) } },
+    },
+    async () => ({ data: [...SKILLS] }),
+  );
+
+  app.get(
+    '/recipes',
+    {
+      config: { scope: 'acct:clients:read', organization: 'none' },
+      schema: {
+        tags,
+        summary: 'The whole recipe bundle',
+        response: { 200: DataOf(Type.Object({}, { additionalProperties: true })) },
+      },
+    },
+    async () => ({ data: { version: RECIPES_VERSION, baseUrl: '/agent/v1', skills: SKILLS } }),
+  );
+
+  app.get(
+    '/skills/client-health-scan',
+    {
+      config: { scope: 'acct:reports:read', organization: 'none', audit: 'skills.client-health-scan' },
+      schema: {
+        tags,
+        summary: "Health scan across the agent's clients",
+        description:
+          'Read-only. For every client open to the caller: stale bank accounts, suspense or uncategorized balances, ' +
+          'negative balances, receivables over 90 days, draft entries left open, and books not closed; each finding ' +
+          'with its severity, client, evidence and the call that starts the fix.',
+        querystring: HealthScanQuery,
+        response: { 200: HealthScanResponse },
+      },
+    },
+    async (request) => ({
+      data: await healthScan(db(), await listClients(db(), request.credential), request.query.asOf ?? todayUtc()),
+    }),
+  );
+
+  app.get(
+    '/skills/:skillId',
+    {
+      config: { scope: 'acct:clients:read', organization: 'none' },
+      schema: { tags, summary: 'One skill recipe', params: SkillParams, response: { 200: DataOf(SkillSchema) } },
+    },
+    async (request) => {
+      const skill = skillOf(request.params.skillId);
+      if (!skill) throw new DomainError('NOT_FOUND', `no skill ${request.params.skillId}; GET /skills lists them`);
+      return { data: skill };
     },
   );
 

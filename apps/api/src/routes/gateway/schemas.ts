@@ -269,3 +269,43 @@ export const PassThroughBody = Type.Object(
 export const PassThroughResponse = DataOf(
   Type.Object({}, { additionalProperties: true, description: "The platform's response body." }),
 );
+
+export const Skill = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    title: 'Skill',
+    description: 'A versioned recipe: steps, the calls each makes, required scopes, checks.',
+  },
+);
+export const SkillParams = Type.Object({ skillId: Type.String({ maxLength: 100 }) });
+export const HealthScanQuery = Type.Object({ asOf: Type.Optional(IsoDate('Scan as of this date (default today).')) });
+export const HealthScanResponse = DataOf(
+  Type.Object(
+    {
+      scannedAt: Timestamp(),
+      asOf: Type.String(),
+      clients: Type.Integer(),
+      findings: Type.Array(
+        Type.Object(
+          {
+            clientId: Type.String(),
+            clientName: Type.String(),
+            code: Type.String(),
+            severity: Type.Union([
+              Type.Literal('high'),
+              Type.Literal('medium'),
+              Type.Literal('low'),
+              Type.Literal('info'),
+            ]),
+            title: Type.String(),
+            evidence: Type.Object({}, { additionalProperties: true }),
+            fix: Type.Object({}, { additionalProperties: true, description: 'The gateway call that starts the fix.' }),
+          },
+          { title: 'HealthFinding' },
+        ),
+      ),
+    },
+    { title: 'HealthScan' },
+  ),
+);
