@@ -27,6 +27,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { errorResponses, sendError } from '../../errors';
 import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
+import { enforceLimit } from '../../plugins/rate-limit';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
 import { VERSION } from '../../version';
 import {
@@ -212,6 +213,17 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
     request.agentAudit = {};
   });
 
+  // The write budget: counted per credential in the rate limiter's store (Redis when set), dry runs included.
+  const writeBudget = app.createRateLimit({
+    timeWindow: app.config.AGENT_WRITE_WINDOW_SECONDS * 1000,
+    max: app.config.AGENT_WRITE_BUDGET,
+    keyGenerator: (request) => `agent-writes:${request.credential.kind}:${request.credential.id}`,
+  });
+  const isWrite = (request: FastifyRequest) =>
+    request.routeOptions.config.agentWrite === true ||
+    (request.routeOptions.url?.endsWith('/request') === true &&
+      ((request.body as { method?: string } | undefined)?.method ?? 'GET') !== 'GET');
+
   app.addHook('preValidation', async (request, reply) => {
     const config = request.routeOptions.config;
     if (config.organization !== 'client' || !request.organization) return;
@@ -240,6 +252,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'the firm opened this client to agents for reading only; writes are refused',
       );
     }
+    if (isWrite(request)) enforceLimit(reply, await writeBudget(request));
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
