@@ -21,6 +21,8 @@ import { bookRoutes } from './routes/books/index';
 import { contactRoutes } from './routes/contacts/index';
 import { documentRoutes } from './routes/documents/index';
 import { entryRoutes } from './routes/entries/index';
+import { gatewayRoutes } from './routes/gateway/index';
+import { AGENT_BASE } from './routes/gateway/schemas';
 import { healthRoutes } from './routes/health/index';
 import { itemRoutes } from './routes/items/index';
 import { oauthRoutes } from './routes/oauth/index';
@@ -133,6 +135,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(bankFeedRoutes);
     },
     { prefix: '/api/v1' },
+  );
+  await app.register(
+    async (agent) => {
+      agent.addHook('preValidation', refuseUnstorableText);
+      await agent.register(gatewayRoutes);
+    },
+    { prefix: AGENT_BASE },
   );
   return app;
 }

@@ -37,6 +37,12 @@ const ConfigSchema = Type.Object({
   /** Requests per window for each IP address on routes called without a credential. */
   RATE_LIMIT_ANONYMOUS_MAX: Type.Integer({ default: 120, minimum: 1 }),
   RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ default: 60, minimum: 1 }),
+  /**
+   * Writes each agent credential (OAuth token family, API key) may make through the agent gateway per window, on top
+   * of its overall rate limit: a runaway agent is stopped after this many changes to the books.
+   */
+  AGENT_WRITE_BUDGET: Type.Integer({ default: 120, minimum: 1 }),
+  AGENT_WRITE_WINDOW_SECONDS: Type.Integer({ default: 60, minimum: 1 }),
   /** Sign-in attempts per IP address, and per account, per login window. */
   LOGIN_RATE_LIMIT_IP_MAX: Type.Integer({ default: 30, minimum: 1 }),
   LOGIN_RATE_LIMIT_ACCOUNT_MAX: Type.Integer({ default: 10, minimum: 1 }),
@@ -147,6 +153,7 @@ export const testConfig = (overrides: Partial<Config> = {}): Config => ({
     LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: '1000000',
     RATE_LIMIT_ANONYMOUS_MAX: '1000000',
+    AGENT_WRITE_BUDGET: '1000000',
   }),
   ...overrides,
 });

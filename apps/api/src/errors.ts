@@ -252,6 +252,41 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
     retryable: true,
     description: 'The bank-data aggregator refused or failed the request; details say what it answered.',
   },
+  CLIENT_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such client for this caller: unknown, of another firm, or closed to agents (agentAccess none).',
+  },
+  CLIENT_READ_ONLY: {
+    status: 403,
+    retryable: false,
+    description: "The client's agentAccess is read: agents may read its books but not write them.",
+  },
+  ENTITY_NOT_COVERED: {
+    status: 404,
+    retryable: false,
+    description: 'The gateway does not cover this entity; GET /acct/coverage lists the ones it does.',
+  },
+  OPERATION_NOT_SUPPORTED: {
+    status: 422,
+    retryable: false,
+    description: 'The entity does not support this operation; GET /acct/coverage lists the operations of each.',
+  },
+  RECORD_NOT_FOUND: { status: 404, retryable: false, description: 'No such record of this entity in the company.' },
+  STALE_SYNC_TOKEN: {
+    status: 409,
+    retryable: false,
+    description:
+      "The SyncToken sent is not the record's current one: it changed since it was read. details[0].current is the " +
+      'record as it is now; apply the change to it and send its SyncToken.',
+  },
+  QUERY_INVALID: {
+    status: 400,
+    retryable: false,
+    description:
+      'The query is malformed, or names an entity or field the gateway does not cover; details[0] gives the ' +
+      'offset, line and column of the problem.',
+  },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
   INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },

@@ -1,19 +1,29 @@
 import type { Aggregator, TokenKeys } from '@firm/banking';
 import type { Scope } from '@firm/core';
 import type { Database, DatabaseStatus } from '@firm/db';
+import type { Client } from '@firm/gateway';
 import type { Credential, Organization } from '@firm/identity';
 import type { Config } from './config';
 
-/** How a route picks its organization: from the `x-organization-id` header, from `:companyId`, or not at all. */
-export type OrganizationSource = 'header' | 'path' | 'none';
+/**
+ * How a route picks its organization: from the `x-organization-id` header, from `:companyId`, from the agent
+ * gateway's `:clientId`, or not at all.
+ */
+export type OrganizationSource = 'header' | 'path' | 'client' | 'none';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a credential needs; routes without one are public. */
     scope?: Scope;
+    /** The scope this request needs when it depends on the request (the gateway's entity routes); else `scope`. */
+    scopeOf?: (request: FastifyRequest) => Scope | undefined;
     organization?: OrganizationSource;
     /** Answers without the database (health, readiness, the OpenAPI document): never refused while it is down. */
     withoutDatabase?: boolean;
+    /** Agent gateway: the operation its audit trail records (`transactions.create`...); unset, nothing is recorded. */
+    audit?: string;
+    /** Agent gateway: the route writes to the client's books, which a client with agent access `read` refuses. */
+    agentWrite?: boolean;
   }
   interface FastifyInstance {
     database: Database;
@@ -32,5 +42,16 @@ declare module 'fastify' {
     credential: Credential;
     /** Set on every route whose `organization` is `header` or `path`. */
     organization: Organization;
+    /** Set on agent gateway routes with `organization: 'client'`. */
+    client: Client;
+    /** What the agent gateway's audit trail records about this request, filled in by its handler. */
+    agentAudit: {
+      clientId?: string | null;
+      entityType?: string | null;
+      entityId?: string | null;
+      syncTokenBefore?: string | null;
+      syncTokenAfter?: string | null;
+      dryRun?: boolean;
+    };
   }
 }

@@ -5,10 +5,11 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { accounts, apiKeys, firms, organizations, users } from '@firm/db';
+import { accounts, agentAuditEvents, apiKeys, firms, organizations, users } from '@firm/db';
+import { appendAuditEvent } from '@firm/gateway';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { authenticateApiKey, verifyLogin } from '@firm/identity';
-import { count, sql } from 'drizzle-orm';
+import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE, parseCommand, runCli } from './main';
 
@@ -136,6 +137,7 @@ const COMMAND_LINES = [
   ['oauth-client', 'revoke'],
   ['bank-feed', 'connect'],
   ['bank-feed', 'sync'],
+  ['audit', 'verify'],
   ['idempotency', 'purge'],
 ];
 
@@ -448,5 +450,50 @@ describe('bank-feed', () => {
     } finally {
       await sandbox.close();
     }
+  });
+});
+
+describe('audit verify', () => {
+  it('passes on an intact chain and names the first edited, deleted or inserted event', async () => {
+    const [firm] = await database.db.insert(firms).values({ slug: 'audited', name: 'Audited' }).returning();
+    const firmId = firm?.id as string;
+    const event = (operation: string) =>
+      appendAuditEvent(database.db, {
+        firmId,
+        organizationId: null,
+        actorKind: 'oauth_token',
+        actorId: 'family-1',
+        actorName: null,
+        operation,
+        entityType: 'Invoice',
+        entityId: null,
+        outcome: 'succeeded',
+        statusCode: 200,
+        errorCode: null,
+        requestId: null,
+        dryRun: false,
+        syncTokenBefore: null,
+        syncTokenAfter: null,
+      });
+    for (const op of ['clients.list', 'transactions.create', 'transactions.update', 'transactions.read'])
+      await event(op);
+    const ok = await cli('audit', 'verify', '--firm', firmId);
+    expect(ok.code).toBe(0);
+    expect(ok.out).toContain('audit trail intact: 4 agent audit events');
+
+    const at = (seq: number) => and(eq(agentAuditEvents.firmId, firmId), eq(agentAuditEvents.seq, seq));
+    await database.db.update(agentAuditEvents).set({ outcome: 'refused' }).where(at(2));
+    const edited = await cli('audit', 'verify', '--firm', firmId);
+    expect(edited.code).toBe(1);
+    expect(edited.err).toMatch(/event 2 \(.+\) its content does not match its hash/);
+    const json = await cli('audit', 'verify', '--firm', firmId, '--json');
+    expect(JSON.parse(json.out).breaks[0]).toMatchObject({ firmId, seq: 2 });
+    await database.db.update(agentAuditEvents).set({ outcome: 'succeeded' }).where(at(2));
+    expect((await cli('audit', 'verify', '--firm', firmId)).code).toBe(0);
+
+    await database.db.delete(agentAuditEvents).where(at(3));
+    const deleted = await cli('audit', 'verify');
+    expect(deleted.code).toBe(1);
+    expect(deleted.err).toMatch(/event 4 \(.+\) sequence jumps from 2 to 4/);
   });
 });

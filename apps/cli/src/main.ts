@@ -10,6 +10,7 @@ import {
   purgeExpiredIdempotencyKeys,
 } from '@firm/db';
 import { DEMO_FIRM_SLUG, DEMO_OWNER_EMAIL, seedDemo } from '@firm/demo';
+import { verifyAuditChains } from '@firm/gateway';
 import {
   USER_ROLES,
   type UserRole,
@@ -396,6 +397,31 @@ const COMMANDS: Command[] = [
       const feedId = uuid(run.values.feed, '--feed');
       requireBanking(run);
       return syncAndPrint(run, organizationId, await firmOfOrganization(run.database, organizationId), feedId);
+    },
+  },
+  {
+    name: ['audit', 'verify'],
+    options: { ...json, firm: { type: 'string' } },
+    synopsis: '[--firm ID] [--json]',
+    summary: "check the agent audit trail's hash chains; names the first bad event",
+    help: 'Exit code 1 when a chain is broken: an event edited, inserted or deleted after it was written.',
+    async run({ values, database, io }) {
+      const firmId = values.firm === undefined ? undefined : uuid(values.firm, '--firm');
+      const result = await verifyAuditChains(database.db, firmId ? { firmId } : {});
+      const summary = `${result.events} agent audit event${result.events === 1 ? '' : 's'} of ${result.firms} firm${
+        result.firms === 1 ? '' : 's'
+      }`;
+      if (values.json) io.out(JSON.stringify(result));
+      else if (result.ok) io.out(`audit trail intact: ${summary}`);
+      if (!result.ok && !values.json) {
+        io.err(
+          [
+            `audit trail broken (${summary}):`,
+            ...result.breaks.map((b) => `  firm ${b.firmId}: event ${b.seq} (${b.id}) ${b.problem}`),
+          ].join('\n'),
+        );
+      }
+      return result.ok ? 0 : 1;
     },
   },
   {

@@ -38,6 +38,442 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/v1/acct/clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The firm's clients open to agents
+         * @description Every organization of the firm this credential may see whose agentAccess is not `none`.
+         *
+         *     Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentAcctClients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One client
+         * @description Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentAcctClientsByClientId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Open or close a client to agents (set its agentAccess)
+         * @description For firm owners and admins, signed in or through an API key of the firm; an OAuth access token (an agent) cannot change what agents may do: 403 FORBIDDEN. Reaches clients whose access is `none` too.
+         *
+         *     Requires scope `acct:clients:write`.
+         */
+        patch: operations["patchAgentAcctClientsByClientId"];
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}/{entity}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Shortcut lists: chart-accounts, vendors, customers
+         * @description The Account, Vendor or Customer list in the platform's QueryResponse shape.
+         *
+         *     Requires scope `acct:entities:read`.
+         *
+         *     Requires scope `acct:entities:read`.
+         */
+        get: operations["getAgentAcctClientsByClientIdByEntity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}/entities/{entity}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List records of an entity
+         * @description Answers in the platform's QueryResponse shape. The scope is the entity's read scope (GET /acct/coverage): `acct:transactions:read` for transactions, else `acct:entities:read`.
+         *
+         *     Requires scope `acct:entities:read`.
+         *
+         *     Requires scope `acct:entities:read`.
+         */
+        get: operations["getAgentAcctClientsByClientIdEntitiesByEntity"];
+        put?: never;
+        /**
+         * Create a record
+         * @description The body is the platform's payload for the entity. Requires Idempotency-Key.
+         *
+         *     Requires scope `acct:entities:write`.
+         */
+        post: operations["postAgentAcctClientsByClientIdEntitiesByEntity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}/entities/{entity}/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One record
+         * @description Requires scope `acct:entities:read`.
+         *
+         *     Requires scope `acct:entities:read`.
+         */
+        get: operations["getAgentAcctClientsByClientIdEntitiesByEntityById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a record
+         * @description Transactions are voided: they leave every list and report, and the books keep them as void. The SyncToken goes in the body or the query string.
+         *
+         *     Requires scope `acct:entities:write`.
+         */
+        delete: operations["deleteAgentAcctClientsByClientIdEntitiesByEntityById"];
+        options?: never;
+        head?: never;
+        /**
+         * Sparse update of a record
+         * @description Fields left out keep their values. The body carries the SyncToken of the record as last read; a stale one is 409 STALE_SYNC_TOKEN with the current record in details[0].current.
+         *
+         *     Requires scope `acct:entities:write`.
+         */
+        patch: operations["patchAgentAcctClientsByClientIdEntitiesByEntityById"];
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a query
+         * @description Parsed and checked against the coverage registry before anything runs: an unknown entity or field, or a malformed query, is 400 QUERY_INVALID naming the position (details[0].offset, line, column). Also needs the read scope of the entity it names. Answers in the platform's QueryResponse shape.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        post: operations["postAgentAcctClientsByClientIdQuery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}/reports/{reportName}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A financial report
+         * @description In the platform's report JSON. Dates: start_date/end_date (or startDate/endDate); end defaults to today, start to the fiscal-year start (profit-loss, general-ledger) or the beginning of the books (trial-balance). Every figure is the partner API's report for the same company and dates.
+         *
+         *     Requires scope `acct:reports:read`.
+         *
+         *     Requires scope `acct:reports:read`.
+         */
+        get: operations["getAgentAcctClientsByClientIdReportsByReportName"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Relay a call to the client's platform API
+         * @description Reads and writes the covered entities as the platform's v3 API does: GET `<entity>/<id>`, POST `<entity>` (create, or a sparse update with Id and SyncToken in the body), POST `<entity>?operation=delete`, `query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's response body.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        post: operations["postAgentAcctClientsByClientIdRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List transactions of one type
+         * @description `entityType` defaults to `purchase`. Answers in the platform's QueryResponse shape.
+         *
+         *     Requires scope `acct:transactions:read`.
+         *
+         *     Requires scope `acct:transactions:read`.
+         */
+        get: operations["getAgentAcctClientsByClientIdTransactions"];
+        put?: never;
+        /**
+         * Create a transaction
+         * @description `payload` is the platform's payload for `entityType`. Requires Idempotency-Key. `dryRun=true` answers 200 with the record and its journal lines and writes nothing.
+         *
+         *     Requires scope `acct:transactions:create`.
+         */
+        post: operations["postAgentAcctClientsByClientIdTransactions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}/transactions/{transactionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One transaction
+         * @description `entityType` defaults to `purchase`.
+         *
+         *     Requires scope `acct:transactions:read`.
+         *
+         *     Requires scope `acct:transactions:read`.
+         */
+        get: operations["getAgentAcctClientsByClientIdTransactionsByTransactionId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete (void) a transaction
+         * @description Needs `syncToken`. The books keep the transaction as void; it leaves every list and report.
+         *
+         *     Requires scope `acct:transactions:delete`.
+         */
+        delete: operations["deleteAgentAcctClientsByClientIdTransactionsByTransactionId"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a transaction
+         * @description A sparse update: `payload` carries the changed fields and the SyncToken of the record as last read. A stale SyncToken is 409 STALE_SYNC_TOKEN with the current record in details[0].current.
+         *
+         *     Requires scope `acct:transactions:update`.
+         */
+        patch: operations["patchAgentAcctClientsByClientIdTransactionsByTransactionId"];
+        trace?: never;
+    };
+    "/agent/v1/acct/coverage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the gateway covers
+         * @description One entry per entity: its operations and the scope each needs, its transaction type, its shortcut.
+         *
+         *     Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentAcctCoverage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What agents did
+         * @description Every call an authenticated caller made on the gateway, newest first, hash-chained per firm (`npm run cli -- audit verify` checks the chain). A credential narrowed to some organizations sees only their events.
+         *
+         *     Requires scope `acct:audit:read`.
+         *
+         *     Requires scope `acct:audit:read`.
+         */
+        get: operations["getAgentAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/recipes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The whole recipe bundle
+         * @description Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentRecipes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/skills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The skills agents can follow
+         * @description Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentSkills"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/skills/{skillId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One skill recipe
+         * @description Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentSkillsBySkillId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/skills/client-health-scan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Health scan across the agent's clients
+         * @description Read-only. For every client open to the caller: stale bank accounts, suspense or uncategorized balances, negative balances, receivables over 90 days, draft entries left open, and books not closed; each finding with its severity, client, evidence and the call that starts the fix.
+         *
+         *     Requires scope `acct:reports:read`.
+         *
+         *     Requires scope `acct:reports:read`.
+         */
+        get: operations["getAgentSkillsClientHealthScan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Gateway status
+         * @description A bare object (no `data` envelope), as the spec defines it.
+         *
+         *     Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -3144,6 +3580,31 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /** AcctClient */
+        AcctClient: {
+            /** @description The company id on the accounting platform (QBO's realm id). */
+            acctCompanyId: string;
+            /**
+             * @description `none`: invisible to agents (404). `read`: agents read; every write is 403 CLIENT_READ_ONLY. `read_write`: agents read and write within their scopes. New clients start at `none`.
+             * @enum {unknown}
+             */
+            agentAccess: "none" | "read" | "read_write";
+            /**
+             * Format: uuid
+             * @description The organization id.
+             */
+            id: string;
+            /** @description The last successful call to the platform; null on the embedded platform, which is always current. */
+            lastSyncAt: string | null;
+            name: string;
+            /** @description `embedded`: these books; `qbo`: a QuickBooks Online company. */
+            platform: "embedded" | "qbo";
+            /**
+             * @description `connected`: calls reach the platform. `needs_reauth`: the platform refused our credentials; a firm owner or admin must connect it again. `disconnected`: the firm disconnected it. `error`: the last calls failed on the platform side. Embedded clients are always `connected`.
+             * @enum {unknown}
+             */
+            status: "connected" | "needs_reauth" | "disconnected" | "error";
+        };
         /** Address */
         Address: {
             city?: string;
@@ -3152,6 +3613,45 @@ export interface components {
             line2?: string;
             postalCode?: string;
             region?: string;
+        };
+        /** AgentAuditEvent */
+        AgentAuditEvent: {
+            actor: {
+                id: string;
+                /** @description oauth_token, api_key or session. */
+                kind: string;
+                /** @description The OAuth client or API key name. */
+                name: string | null;
+            };
+            clientId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            dryRun: boolean;
+            entityId: string | null;
+            entityType: string | null;
+            errorCode: string | null;
+            /** @description SHA-256 over the fields of this event and prevHash. */
+            hash: string;
+            /** Format: uuid */
+            id: string;
+            /** @description e.g. clients.list, entities.read, transactions.create. */
+            operation: string;
+            outcome: "succeeded" | "refused" | "failed";
+            /** @description The hash of the firm's previous event (64 zeros for the first). */
+            prevHash: string;
+            requestId: string | null;
+            /** @description The event's place in the firm's chain, from 1. */
+            seq: number;
+            statusCode: number;
+            syncTokenAfter: string | null;
+            syncTokenBefore: string | null;
+        };
+        /** AgentGatewayStatus */
+        AgentGatewayStatus: {
+            capabilities?: string[];
+            ok: boolean;
+            service: string;
+            version?: string;
         };
         /** AgingReport */
         AgingReport: {
@@ -3579,6 +4079,19 @@ export interface components {
             /** @description What the contact owes, net of credits and unapplied payments. */
             receivableCents: number;
         };
+        /** CoverageEntry */
+        CoverageEntry: {
+            entity: string;
+            operations: string[];
+            /** @description The entity's path segment in the platform's v3 API. */
+            path: string;
+            /** @description The scope each operation needs. */
+            scopes: {
+                [key: string]: string;
+            };
+            shortcut: ("chart-accounts" | "vendors" | "customers") | null;
+            transactionType: ("bill" | "bill-payment" | "credit-memo" | "deposit" | "estimate" | "invoice" | "journal-entry" | "payment" | "purchase" | "refund-receipt" | "sales-receipt" | "transfer" | "vendor-credit") | null;
+        };
         /** CreateBankAccount */
         CreateBankAccount: {
             /**
@@ -3726,7 +4239,7 @@ export interface components {
              * @description Stable machine-readable code; see the x-error-codes table of this document.
              * @enum {unknown}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "AGGREGATOR_ERROR" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "AGGREGATOR_ERROR" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             details?: ({
                 field?: string;
                 message: string;
@@ -3790,6 +4303,21 @@ export interface components {
             data: components["schemas"]["Account"][];
             /** @description Pass as cursor for the next page; null at the end. */
             nextCursor: string | null;
+        };
+        GetAgentAcctClientsByClientIdEntitiesByEntityResponse: {
+            data: components["schemas"]["GetAgentAcctClientsByClientIdEntitiesByEntityResponseData"];
+        };
+        GetAgentAcctClientsByClientIdEntitiesByEntityResponseData: {
+            QueryResponse: components["schemas"]["GetAgentAcctClientsByClientIdEntitiesByEntityResponseDataQueryResponse"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The platform's QueryResponse: the records under the entity's name, startPosition, maxResults, totalCount. */
+        GetAgentAcctClientsByClientIdEntitiesByEntityResponseDataQueryResponse: {
+            [key: string]: unknown;
+        };
+        GetAgentAcctClientsByClientIdResponse: {
+            data: components["schemas"]["AcctClient"];
         };
         GetBankAccountsResponse: {
             data: components["schemas"]["BankAccount"][];
@@ -4033,6 +4561,29 @@ export interface components {
         GetWebhooksByIdResponse: {
             data: components["schemas"]["WebhookSubscription"];
         };
+        /** HealthFinding */
+        HealthFinding: {
+            clientId: string;
+            clientName: string;
+            code: string;
+            evidence: {
+                [key: string]: unknown;
+            };
+            /** @description The gateway call that starts the fix. */
+            fix: {
+                [key: string]: unknown;
+            };
+            severity: "high" | "medium" | "low" | "info";
+            title: string;
+        };
+        /** HealthScan */
+        HealthScan: {
+            asOf: string;
+            clients: number;
+            findings: components["schemas"]["HealthFinding"][];
+            /** Format: date-time */
+            scannedAt: string;
+        };
         /** Item */
         Item: {
             archived: boolean;
@@ -4204,6 +4755,21 @@ export interface components {
             legalName: string | null;
             name: string;
         };
+        /** PassThroughRequest */
+        PassThroughRequest: {
+            /** @description Body of the call. */
+            body?: {
+                [key: string]: unknown;
+            };
+            /** @default GET */
+            method: "GET" | "PUT" | "POST" | "PATCH" | "DELETE";
+            /** @description Relative to the company's v3 API root: `invoice/42`, `query`, `reports/ProfitAndLoss`, `companyinfo/<id>`, optionally written as `/v3/company/<acctCompanyId>/...`. No URL, no `..`, no encoded slashes or dots, no other company. */
+            path: string;
+            /** @description Query parameters of the call. */
+            query?: {
+                [key: string]: string;
+            };
+        };
         /** @description Fields to change; lines, when given, replace all lines. Each line amount is quantity × unitPriceCents rounded half-even (banker’s rounding) to the cent, and each line’s tax is its amount × the tax rate’s basis points / 10000 rounded half-even, per line; the subtotal, tax and total are the sums of the rounded line figures. */
         PatchInvoicesByIdBody: {
             bankAccountId?: string | null;
@@ -4225,6 +4791,21 @@ export interface components {
         };
         PostAccountsResponse: {
             data: components["schemas"]["Account"];
+        };
+        PostAgentAcctClientsByClientIdEntitiesByEntityResponse: {
+            /** @description A record in the platform's shape: Id, SyncToken, MetaData, and its own fields. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        PostAgentAcctClientsByClientIdTransactionsResponse: {
+            data: components["schemas"]["TransactionWriteResponse"];
+        };
+        PostAgentAcctClientsByClientIdTransactionsResponseDataJournalItem: {
+            accountId: string;
+            credit: number;
+            debit: number;
+            description: string | null;
         };
         PostBillPaymentsBodyAllocationsItem: {
             /** @description Paid towards this bill; at most its open balance. */
@@ -4400,6 +4981,13 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /**
+         * Skill
+         * @description A versioned recipe: steps, the calls each makes, required scopes, checks.
+         */
+        Skill: {
+            [key: string]: unknown;
+        };
         /** Split */
         Split: {
             /** Format: uuid */
@@ -4433,6 +5021,54 @@ export interface components {
             rateBps: number;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** TransactionDeleteRequest */
+        TransactionDeleteRequest: {
+            /**
+             * @description A transaction entity type.
+             * @enum {unknown}
+             */
+            entityType: "bill" | "bill-payment" | "credit-memo" | "deposit" | "estimate" | "invoice" | "journal-entry" | "payment" | "purchase" | "refund-receipt" | "sales-receipt" | "transfer" | "vendor-credit";
+            /** @description The platform's payload for the entity (QBO v3 JSON). */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /** @description The record's current SyncToken. */
+            syncToken: string;
+        };
+        /** TransactionWriteRequest */
+        TransactionWriteRequest: {
+            /**
+             * @description A transaction entity type.
+             * @enum {unknown}
+             */
+            entityType: "bill" | "bill-payment" | "credit-memo" | "deposit" | "estimate" | "invoice" | "journal-entry" | "payment" | "purchase" | "refund-receipt" | "sales-receipt" | "transfer" | "vendor-credit";
+            /** @description The platform's payload for the entity (QBO v3 JSON). */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /** @description Required for delete. */
+            syncToken?: string;
+        };
+        /** TransactionWriteResponse */
+        TransactionWriteResponse: {
+            acctCompanyId: string;
+            clientId: string;
+            /** @description A record in the platform's shape: Id, SyncToken, MetaData, and its own fields. */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description Present and true when nothing was written. */
+            dryRun?: boolean;
+            entityType: string;
+            /** @description The journal lines the write posted (or, on a dry run, would post). */
+            journal?: components["schemas"]["PostAgentAcctClientsByClientIdTransactionsResponseDataJournalItem"][];
+            operation: "create" | "update" | "delete";
+            /** Format: date-time */
+            postedAt: string;
+            /** @enum {string} */
+            source: "acct";
+            transactionId?: string;
         };
         /** Transfer */
         Transfer: {
@@ -4635,8 +5271,476 @@ export interface components {
             url: string;
         };
     };
-    responses: never;
-    parameters: never;
+    responses: {
+        /** @description Default Response */
+        CompanyPostingReceipt: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CompanyPostingReceipt"];
+            };
+        };
+        /** @description Error */
+        Error: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Default Response */
+        GetAccountsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetAccountsResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetAgentAcctClientsByClientIdEntitiesByEntityResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetAgentAcctClientsByClientIdResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetAgentAcctClientsByClientIdResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetBankAccountsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetBankAccountsResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetBankTransactionsByIdResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetBankTransactionsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetBankTransactionsResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetBooksResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetBooksResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetContactsByIdStatementResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetContactsByIdStatementResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetContactsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetContactsResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetEntriesResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetEntriesResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetInvoicesResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetInvoicesResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetItemsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetItemsResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetOrganizationsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetOrganizationsResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetReadyResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetReadyResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetReconciliationsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetReconciliationsResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetReportsArAgingResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetReportsArAgingResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetReportsBalanceSheetResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetReportsBalanceSheetResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetReportsGeneralLedgerResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetReportsGeneralLedgerResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetReportsProfitAndLossResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetReportsProfitAndLossResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetReportsTrialBalanceResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetReportsTrialBalanceResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetTaxRatesResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetTaxRatesResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetWebhooksByIdResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetWebhooksByIdResponse"];
+            };
+        };
+        /** @description Default Response */
+        OAuthError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description Default Response */
+        PostAccountsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostAccountsResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostAgentAcctClientsByClientIdEntitiesByEntityResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostAgentAcctClientsByClientIdTransactionsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostContactsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostContactsResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostEntriesResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostEntriesResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostingReceipt: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostingReceipt"];
+            };
+        };
+        /** @description Default Response */
+        PostInvoicesResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostInvoicesResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostItemsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostItemsResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostReconciliationsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostReconciliationsResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostTaxRatesResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostTaxRatesResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostWebhooksByIdTestResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostWebhooksByIdTestResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostWebhooksResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostWebhooksResponse"];
+            };
+        };
+        /** @description Deleted. */
+        Response204: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The form is incomplete or malformed. */
+        Response400: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description The CSRF token is missing or wrong. */
+        Response403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description Unexpected error. */
+        Response500: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description The request cannot be trusted (unknown client, unregistered redirect URI): an error page, no redirect. */
+        Response4002: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+    };
+    parameters: {
+        /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+        HeaderIdempotencyKey: string;
+        /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+        HeaderIdempotencyKey2: string;
+        /** @description The organization (client company) the request acts on. */
+        HeaderXOrganizationId: string;
+        /** @description A client id (its `id`). */
+        PathClientId: string;
+        PathClientId2: string;
+        /** @description Company (organization) id. */
+        PathCompanyId: string;
+        /** @description Delivery id. */
+        PathDeliveryId: string;
+        /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+        PathEntity: string;
+        /** @description Account id. */
+        PathId: string;
+        /** @description Journal entry id. */
+        PathId2: string;
+        /** @description Webhook subscription id. */
+        PathId3: string;
+        /** @description Contact id. */
+        PathId4: string;
+        /** @description Item id. */
+        PathId5: string;
+        /** @description Tax rate id. */
+        PathId6: string;
+        /** @description Document id. */
+        PathId7: string;
+        PathId8: string;
+        PathId9: string;
+        PathTransactionId: string;
+        /** @description Entries with a line on this account. */
+        QueryAccountId: string;
+        /** @description Only this account (listed even when it has no activity). */
+        QueryAccountId2: string;
+        /** @description The date the report is as of. Default: today, UTC. */
+        QueryAsOf: string;
+        QueryBankAccountId: string;
+        /** @description Only documents of this contact. */
+        QueryContactId: string;
+        /** @description The nextCursor of the previous page. */
+        QueryCursor: string;
+        /** @description true: validate and show the record and its journal effect, then write nothing (200). */
+        QueryDryRun: boolean;
+        /** @description Entries dated on or before. */
+        QueryEndDate: string;
+        /** @description Last day of the period (the as-of date of the balance sheet). Default: today, UTC. */
+        QueryEndDate2: string;
+        /** @description Documents dated on or before. */
+        QueryEndDate3: string;
+        /** @description Only rows dated on or before. */
+        QueryEndDate4: string;
+        /** @description A transaction entity type. */
+        QueryEntityType: "bill" | "bill-payment" | "credit-memo" | "deposit" | "estimate" | "invoice" | "journal-entry" | "payment" | "purchase" | "refund-receipt" | "sales-receipt" | "transfer" | "vendor-credit";
+        QueryIncludeArchived: boolean;
+        /** @description Only contacts of this kind (contacts of kind both match either). */
+        QueryKind: "customer" | "vendor";
+        /** @description Page size, 1-1000. */
+        QueryLimit: number;
+        /** @description Only rows of at most this signed amount. */
+        QueryMaxAmountCents: number;
+        /** @description Page size, 1-1000 (default 100). */
+        QueryMaxResults: number;
+        /** @description Only rows of at least this signed amount. */
+        QueryMinAmountCents: number;
+        /** @description Text in the description or counterparty. */
+        QueryQ: string;
+        QueryReconciled: boolean;
+        QuerySince: string;
+        QuerySourceType: "aggregator_bank_feed" | "posting" | "manual";
+        /** @description Entries dated on or after. */
+        QueryStartDate: string;
+        /** @description First day of the period. Defaults: the start of the fiscal year containing endDate (profit and loss, general ledger); the beginning of the books (trial balance). The balance sheet is a point in time and ignores it. */
+        QueryStartDate2: string;
+        /** @description Documents dated on or after. */
+        QueryStartDate3: string;
+        /** @description Only rows dated on or after. */
+        QueryStartDate4: string;
+        /** @description The 1-based position of the first record (default 1). */
+        QueryStartPosition: number;
+        /** @description draft -> posted -> void. Drafts do not affect balances; void entries stay visible. */
+        QueryStatus: "draft" | "posted" | "void";
+        /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
+        QueryStatus2: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+        QueryStatus3: "unreviewed" | "categorized" | "matched" | "excluded";
+        QueryStatus4: "open" | "finished" | "undone";
+        /** @description asset, liability, equity, income or expense. */
+        QueryType: "asset" | "liability" | "equity" | "income" | "expense";
+        QueryUntil: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -4676,33 +5780,9 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getWellKnownOauthProtectedResource: {
@@ -4730,33 +5810,802 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
+            400: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctClients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        data: components["schemas"]["AcctClient"][];
+                    };
                 };
             };
-            /** @description Error */
-            500: {
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctClientsByClientId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A client id (its `id`). */
+                clientId: components["parameters"]["PathClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetAgentAcctClientsByClientIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    patchAgentAcctClientsByClientId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A client id (its `id`). */
+                clientId: components["parameters"]["PathClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    agentAccess: "none" | "read" | "read_write";
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["GetAgentAcctClientsByClientIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctClientsByClientIdByEntity: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-1000 (default 100). */
+                maxResults?: components["parameters"]["QueryMaxResults"];
+                /** @description The 1-based position of the first record (default 1). */
+                startPosition?: components["parameters"]["QueryStartPosition"];
+            };
+            header?: never;
+            path: {
+                clientId: components["parameters"]["PathClientId2"];
+                /** @description chart-accounts, vendors or customers. */
+                entity: "chart-accounts" | "vendors" | "customers";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctClientsByClientIdEntitiesByEntity: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-1000 (default 100). */
+                maxResults?: components["parameters"]["QueryMaxResults"];
+                /** @description The 1-based position of the first record (default 1). */
+                startPosition?: components["parameters"]["QueryStartPosition"];
+            };
+            header?: never;
+            path: {
+                clientId: components["parameters"]["PathClientId2"];
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                entity: components["parameters"]["PathEntity"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postAgentAcctClientsByClientIdEntitiesByEntity: {
+        parameters: {
+            query?: {
+                /** @description true: validate and show the record and its journal effect, then write nothing (200). */
+                dryRun?: components["parameters"]["QueryDryRun"];
+            };
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
+            };
+            path: {
+                clientId: components["parameters"]["PathClientId2"];
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                entity: components["parameters"]["PathEntity"];
+            };
+            cookie?: never;
+        };
+        /** @description The platform's payload for the entity (QBO v3 JSON). */
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            201: components["responses"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctClientsByClientIdEntitiesByEntityById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                clientId: components["parameters"]["PathClientId2"];
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                entity: components["parameters"]["PathEntity"];
+                id: components["parameters"]["PathId9"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteAgentAcctClientsByClientIdEntitiesByEntityById: {
+        parameters: {
+            query?: {
+                /** @description true: validate and show the record and its journal effect, then write nothing (200). */
+                dryRun?: components["parameters"]["QueryDryRun"];
+                /** @description The record's SyncToken (or in the body). */
+                SyncToken?: string;
+            };
+            header?: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                clientId: components["parameters"]["PathClientId2"];
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                entity: components["parameters"]["PathEntity"];
+                id: components["parameters"]["PathId9"];
+            };
+            cookie?: never;
+        };
+        /** @description The record's SyncToken, here or in the query string. */
+        requestBody: {
+            content: {
+                "application/json": ({
+                    SyncToken: string;
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+            };
+        };
+        responses: {
+            200: components["responses"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    patchAgentAcctClientsByClientIdEntitiesByEntityById: {
+        parameters: {
+            query?: {
+                /** @description true: validate and show the record and its journal effect, then write nothing (200). */
+                dryRun?: components["parameters"]["QueryDryRun"];
+            };
+            header?: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                clientId: components["parameters"]["PathClientId2"];
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                entity: components["parameters"]["PathEntity"];
+                id: components["parameters"]["PathId9"];
+            };
+            cookie?: never;
+        };
+        /** @description The platform's payload for the entity (QBO v3 JSON). */
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postAgentAcctClientsByClientIdQuery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A client id (its `id`). */
+                clientId: components["parameters"]["PathClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The platform's query language: SELECT * | COUNT(*) | fields FROM Entity [WHERE a = 'x' AND b > 10 AND c IN (...) AND d LIKE 'x%'] [ORDERBY f DESC] [STARTPOSITION n] [MAXRESULTS m] (MAXRESULTS 1-1000, default 100). */
+                    query: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["GetAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctClientsByClientIdReportsByReportName: {
+        parameters: {
+            query?: {
+                /** @description General ledger: this account only. */
+                accountId?: string;
+                /** @description End of the period, or the balance sheet's date (default today; endDate also works). */
+                end_date?: string;
+                /** @description As end_date. */
+                endDate?: string;
+                /** @description Start of the period (the platform's name; startDate also works). */
+                start_date?: string;
+                /** @description As start_date. */
+                startDate?: string;
+            };
+            header?: never;
+            path: {
+                clientId: components["parameters"]["PathClientId2"];
+                /** @description profit-loss, balance-sheet, trial-balance or general-ledger. */
+                reportName: "profit-loss" | "balance-sheet" | "trial-balance" | "general-ledger";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @description The platform's report JSON: Header, Columns, Rows. */
+                        data: {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Error */
-            503: {
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postAgentAcctClientsByClientIdRequest: {
+        parameters: {
+            query?: {
+                /** @description true: validate and show the record and its journal effect, then write nothing (200). */
+                dryRun?: components["parameters"]["QueryDryRun"];
+            };
+            header?: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description A client id (its `id`). */
+                clientId: components["parameters"]["PathClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PassThroughRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @description The platform's response body. */
+                        data: {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctClientsByClientIdTransactions: {
+        parameters: {
+            query?: {
+                /** @description A transaction entity type. */
+                entityType?: components["parameters"]["QueryEntityType"];
+                /** @description Page size, 1-1000 (default 100). */
+                maxResults?: components["parameters"]["QueryMaxResults"];
+                /** @description The 1-based position of the first record (default 1). */
+                startPosition?: components["parameters"]["QueryStartPosition"];
+            };
+            header?: never;
+            path: {
+                /** @description A client id (its `id`). */
+                clientId: components["parameters"]["PathClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postAgentAcctClientsByClientIdTransactions: {
+        parameters: {
+            query?: {
+                /** @description true: validate and show the record and its journal effect, then write nothing (200). */
+                dryRun?: components["parameters"]["QueryDryRun"];
+            };
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
+            };
+            path: {
+                /** @description A client id (its `id`). */
+                clientId: components["parameters"]["PathClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionWriteRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
+            201: components["responses"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctClientsByClientIdTransactionsByTransactionId: {
+        parameters: {
+            query?: {
+                /** @description A transaction entity type. */
+                entityType?: components["parameters"]["QueryEntityType"];
+            };
+            header?: never;
+            path: {
+                clientId: components["parameters"]["PathClientId2"];
+                transactionId: components["parameters"]["PathTransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteAgentAcctClientsByClientIdTransactionsByTransactionId: {
+        parameters: {
+            query?: {
+                /** @description true: validate and show the record and its journal effect, then write nothing (200). */
+                dryRun?: components["parameters"]["QueryDryRun"];
+            };
+            header?: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                clientId: components["parameters"]["PathClientId2"];
+                transactionId: components["parameters"]["PathTransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionDeleteRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    patchAgentAcctClientsByClientIdTransactionsByTransactionId: {
+        parameters: {
+            query?: {
+                /** @description true: validate and show the record and its journal effect, then write nothing (200). */
+                dryRun?: components["parameters"]["QueryDryRun"];
+            };
+            header?: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                clientId: components["parameters"]["PathClientId2"];
+                transactionId: components["parameters"]["PathTransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionWriteRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctCoverage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CoverageEntry"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Only this client. */
+                clientId?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: components["parameters"]["QueryCursor"];
+                /** @description Page size, 1-1000. */
+                limit?: components["parameters"]["QueryLimit"];
+                operation?: string;
+                outcome?: "succeeded" | "refused" | "failed";
+                since?: components["parameters"]["QuerySince"];
+                until?: components["parameters"]["QueryUntil"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentAuditEvent"][];
+                        /** @description Pass as cursor for the next page; null at the end. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentRecipes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentSkills: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Skill"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentSkillsBySkillId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                skillId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Skill"];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentSkillsClientHealthScan: {
+        parameters: {
+            query?: {
+                /** @description Scan as of this date (default today). */
+                asOf?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["HealthScan"];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentGatewayStatus"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getHealth: {
@@ -4785,33 +6634,9 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getOauthAuthorize: {
@@ -4858,15 +6683,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request cannot be trusted (unknown client, unregistered redirect URI): an error page, no redirect. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
+            400: components["responses"]["Response4002"];
             /** @description The signed-in user is not an owner or admin of the firm. */
             403: {
                 headers: {
@@ -4876,33 +6693,9 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected error. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
+            503: components["responses"]["Error"];
         };
     };
     postOauthAuthorize: {
@@ -4952,15 +6745,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request cannot be trusted (unknown client, unregistered redirect URI): an error page, no redirect. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
+            400: components["responses"]["Response4002"];
             /** @description The CSRF token is missing or wrong, or the user may not approve apps. */
             403: {
                 headers: {
@@ -4970,33 +6755,9 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected error. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
+            503: components["responses"]["Error"];
         };
     };
     postOauthRegister: {
@@ -5042,42 +6803,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["OAuthError"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["OAuthError"];
+            503: components["responses"]["Error"];
         };
     };
     postOauthRevoke: {
@@ -5111,51 +6840,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["OAuthError"];
+            401: components["responses"]["OAuthError"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["OAuthError"];
+            503: components["responses"]["Error"];
         };
     };
     postOauthToken: {
@@ -5212,51 +6901,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["OAuthError"];
+            401: components["responses"]["OAuthError"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["OAuthError"];
+            503: components["responses"]["Error"];
         };
     };
     getOpenapiJson: {
@@ -5279,33 +6928,9 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReady: {
@@ -5317,42 +6942,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReadyResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReadyResponse"];
-                };
-            };
+            200: components["responses"]["GetReadyResponse"];
+            400: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["GetReadyResponse"];
         };
     };
     getSession: {
@@ -5385,136 +6978,40 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getAccounts: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
-                includeArchived?: boolean;
+                cursor?: components["parameters"]["QueryCursor"];
+                includeArchived?: components["parameters"]["QueryIncludeArchived"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description asset, liability, equity, income or expense. */
-                type?: "asset" | "liability" | "equity" | "income" | "expense";
+                type?: components["parameters"]["QueryType"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetAccountsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetAccountsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postAccounts: {
@@ -5522,7 +7019,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -5548,117 +7045,37 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostAccountsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostAccountsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getAccountsById: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Last date of the ledger detail and of the balance. */
                 endDate?: string;
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description First date of the ledger detail. */
                 startDate?: string;
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Account id. */
-                id: string;
+                id: components["parameters"]["PathId"];
             };
             cookie?: never;
         };
@@ -5675,69 +7092,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     deleteAccountsById: {
@@ -5745,95 +7106,25 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Account id. */
-                id: string;
+                id: components["parameters"]["PathId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            204: components["responses"]["Response204"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchAccountsById: {
@@ -5841,11 +7132,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Account id. */
-                id: string;
+                id: components["parameters"]["PathId"];
             };
             cookie?: never;
         };
@@ -5871,96 +7162,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostAccountsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostAccountsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getAuditEvents: {
@@ -5969,9 +7180,9 @@ export interface operations {
                 /** @description Only this action, e.g. entry.voided. */
                 action?: string;
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Only this organization. */
                 organizationId?: string;
                 /** @description Events at or after this instant. */
@@ -5998,160 +7209,40 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBankAccounts: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankAccountsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankAccountsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBankAccounts: {
@@ -6159,7 +7250,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -6181,202 +7272,58 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBankAccountsByIdTransactions: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Only rows dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate4"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Only rows of at most this signed amount. */
-                maxAmountCents?: number;
+                maxAmountCents?: components["parameters"]["QueryMaxAmountCents"];
                 /** @description Only rows of at least this signed amount. */
-                minAmountCents?: number;
+                minAmountCents?: components["parameters"]["QueryMinAmountCents"];
                 /** @description Text in the description or counterparty. */
-                q?: string;
-                reconciled?: boolean;
-                sourceType?: "aggregator_bank_feed" | "posting" | "manual";
+                q?: components["parameters"]["QueryQ"];
+                reconciled?: components["parameters"]["QueryReconciled"];
+                sourceType?: components["parameters"]["QuerySourceType"];
                 /** @description Only rows dated on or after. */
-                startDate?: string;
-                status?: "unreviewed" | "categorized" | "matched" | "excluded";
+                startDate?: components["parameters"]["QueryStartDate4"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankTransactionsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankTransactionsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBankFeeds: {
@@ -6384,7 +7331,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -6404,69 +7351,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBankFeeds: {
@@ -6474,7 +7365,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -6496,105 +7387,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            502: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBankFeedsHealth: {
@@ -6602,7 +7405,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -6618,174 +7421,54 @@ export interface operations {
                     "application/json": components["schemas"]["BankFeedHealth"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBankTransactions: {
         parameters: {
             query?: {
-                bankAccountId?: string;
+                bankAccountId?: components["parameters"]["QueryBankAccountId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Only rows dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate4"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Only rows of at most this signed amount. */
-                maxAmountCents?: number;
+                maxAmountCents?: components["parameters"]["QueryMaxAmountCents"];
                 /** @description Only rows of at least this signed amount. */
-                minAmountCents?: number;
+                minAmountCents?: components["parameters"]["QueryMinAmountCents"];
                 /** @description Text in the description or counterparty. */
-                q?: string;
-                reconciled?: boolean;
-                sourceType?: "aggregator_bank_feed" | "posting" | "manual";
+                q?: components["parameters"]["QueryQ"];
+                reconciled?: components["parameters"]["QueryReconciled"];
+                sourceType?: components["parameters"]["QuerySourceType"];
                 /** @description Only rows dated on or after. */
-                startDate?: string;
-                status?: "unreviewed" | "categorized" | "matched" | "excluded";
+                startDate?: components["parameters"]["QueryStartDate4"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankTransactionsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankTransactionsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBankTransactionsById: {
@@ -6793,87 +7476,23 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankTransactionsByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBankTransactionsByIdExclude: {
@@ -6881,12 +7500,12 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -6896,105 +7515,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankTransactionsByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBankTransactionsByIdInclude: {
@@ -7002,12 +7533,12 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -7017,105 +7548,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankTransactionsByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBankTransactionsByIdMatch: {
@@ -7123,12 +7566,12 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -7138,105 +7581,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankTransactionsByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBankTransactionsByIdMatchCandidates: {
@@ -7244,10 +7599,10 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -7262,69 +7617,13 @@ export interface operations {
                     "application/json": components["schemas"]["MatchCandidates"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBankTransactionsByIdReclassify: {
@@ -7332,12 +7631,12 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -7347,105 +7646,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankTransactionsByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBankTransactionsByIdReconcile: {
@@ -7453,12 +7664,12 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -7468,105 +7679,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankTransactionsByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBankTransactionsByIdSplit: {
@@ -7574,12 +7697,12 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -7589,204 +7712,52 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankTransactionsByIdResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankTransactionsByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBillPayments: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBillPayments: {
@@ -7794,9 +7765,9 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -7807,105 +7778,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostingReceipt"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostingReceipt"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBillPaymentsById: {
@@ -7913,88 +7796,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBillPaymentsByIdVoid: {
@@ -8002,11 +7821,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -8016,204 +7835,52 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBills: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBills: {
@@ -8221,7 +7888,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -8233,105 +7900,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBillsById: {
@@ -8339,88 +7918,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchBillsById: {
@@ -8428,11 +7943,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -8443,105 +7958,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postBillsByIdVoid: {
@@ -8549,11 +7976,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -8563,105 +7990,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getBooks: {
@@ -8669,85 +8008,21 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBooksResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBooksResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchBooks: {
@@ -8755,7 +8030,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -8766,96 +8041,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBooksResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBooksResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompanies: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: never;
             path?: never;
@@ -8863,78 +8066,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetOrganizationsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetOrganizationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyId: {
@@ -8943,7 +8082,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
@@ -8960,458 +8099,146 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdAccounts: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
-                includeArchived?: boolean;
+                cursor?: components["parameters"]["QueryCursor"];
+                includeArchived?: components["parameters"]["QueryIncludeArchived"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description asset, liability, equity, income or expense. */
-                type?: "asset" | "liability" | "equity" | "income" | "expense";
+                type?: components["parameters"]["QueryType"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetAccountsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetAccountsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdBankAccounts: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankAccountsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankAccountsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdBankTransactions: {
         parameters: {
             query?: {
-                bankAccountId?: string;
+                bankAccountId?: components["parameters"]["QueryBankAccountId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Only rows dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate4"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Only rows of at most this signed amount. */
-                maxAmountCents?: number;
+                maxAmountCents?: components["parameters"]["QueryMaxAmountCents"];
                 /** @description Only rows of at least this signed amount. */
-                minAmountCents?: number;
+                minAmountCents?: components["parameters"]["QueryMinAmountCents"];
                 /** @description Text in the description or counterparty. */
-                q?: string;
-                reconciled?: boolean;
-                sourceType?: "aggregator_bank_feed" | "posting" | "manual";
+                q?: components["parameters"]["QueryQ"];
+                reconciled?: components["parameters"]["QueryReconciled"];
+                sourceType?: components["parameters"]["QuerySourceType"];
                 /** @description Only rows dated on or after. */
-                startDate?: string;
-                status?: "unreviewed" | "categorized" | "matched" | "excluded";
+                startDate?: components["parameters"]["QueryStartDate4"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBankTransactionsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBankTransactionsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdBillPayments: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postCompaniesByCompanyIdBillPayments: {
@@ -9419,11 +8246,11 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
@@ -9433,204 +8260,52 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompanyPostingReceipt"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["CompanyPostingReceipt"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdBills: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdBooks: {
@@ -9639,84 +8314,20 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBooksResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBooksResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchCompaniesByCompanyIdBooks: {
@@ -9725,7 +8336,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
@@ -9735,470 +8346,142 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetBooksResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetBooksResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdContacts: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
-                includeArchived?: boolean;
+                cursor?: components["parameters"]["QueryCursor"];
+                includeArchived?: components["parameters"]["QueryIncludeArchived"];
                 /** @description Only contacts of this kind (contacts of kind both match either). */
-                kind?: "customer" | "vendor";
+                kind?: components["parameters"]["QueryKind"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetContactsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetContactsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdContactsByIdStatement: {
         parameters: {
             query?: {
                 /** @description The date the report is as of. Default: today, UTC. */
-                asOf?: string;
+                asOf?: components["parameters"]["QueryAsOf"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
                 /** @description Contact id. */
-                id: string;
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetContactsByIdStatementResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetContactsByIdStatementResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdCreditMemos: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdCustomerPayments: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postCompaniesByCompanyIdDeposits: {
@@ -10206,11 +8489,11 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
@@ -10220,494 +8503,150 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompanyPostingReceipt"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["CompanyPostingReceipt"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdEstimates: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdInvoices: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdItems: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
-                includeArchived?: boolean;
+                cursor?: components["parameters"]["QueryCursor"];
+                includeArchived?: components["parameters"]["QueryIncludeArchived"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetItemsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetItemsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdJournalEntries: {
         parameters: {
             query?: {
                 /** @description Entries with a line on this account. */
-                accountId?: string;
+                accountId?: components["parameters"]["QueryAccountId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Entries dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Entries dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate"];
                 /** @description draft -> posted -> void. Drafts do not affect balances; void entries stay visible. */
-                status?: "draft" | "posted" | "void";
+                status?: components["parameters"]["QueryStatus"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetEntriesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postCompaniesByCompanyIdJournalEntries: {
@@ -10715,11 +8654,11 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
@@ -10729,105 +8668,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompanyPostingReceipt"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["CompanyPostingReceipt"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdJournalLines: {
@@ -10836,18 +8687,18 @@ export interface operations {
                 /** @description Lines on this account. */
                 accountId?: string;
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Lines of entries dated on or before. */
                 endDate?: string;
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Lines of entries dated on or after. */
                 startDate?: string;
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
@@ -10866,69 +8717,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postCompaniesByCompanyIdPurchases: {
@@ -10936,11 +8731,11 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
@@ -10950,1032 +8745,304 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompanyPostingReceipt"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["CompanyPostingReceipt"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdReconciliations: {
         parameters: {
             query?: {
-                bankAccountId?: string;
+                bankAccountId?: components["parameters"]["QueryBankAccountId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
-                status?: "open" | "finished" | "undone";
+                limit?: components["parameters"]["QueryLimit"];
+                status?: components["parameters"]["QueryStatus4"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReconciliationsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReconciliationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdRefundReceipts: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdReportsApAging: {
         parameters: {
             query?: {
                 /** @description The date the report is as of. Default: today, UTC. */
-                asOf?: string;
+                asOf?: components["parameters"]["QueryAsOf"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsArAgingResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsArAgingResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdReportsArAging: {
         parameters: {
             query?: {
                 /** @description The date the report is as of. Default: today, UTC. */
-                asOf?: string;
+                asOf?: components["parameters"]["QueryAsOf"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsArAgingResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsArAgingResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdReportsBalanceSheet: {
         parameters: {
             query?: {
                 /** @description Last day of the period (the as-of date of the balance sheet). Default: today, UTC. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate2"];
                 /** @description First day of the period. Defaults: the start of the fiscal year containing endDate (profit and loss, general ledger); the beginning of the books (trial balance). The balance sheet is a point in time and ignores it. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsBalanceSheetResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsBalanceSheetResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdReportsGeneralLedger: {
         parameters: {
             query?: {
                 /** @description Only this account (listed even when it has no activity). */
-                accountId?: string;
+                accountId?: components["parameters"]["QueryAccountId2"];
                 /** @description Last day of the period (the as-of date of the balance sheet). Default: today, UTC. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate2"];
                 /** @description First day of the period. Defaults: the start of the fiscal year containing endDate (profit and loss, general ledger); the beginning of the books (trial balance). The balance sheet is a point in time and ignores it. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsGeneralLedgerResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsGeneralLedgerResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdReportsProfitAndLoss: {
         parameters: {
             query?: {
                 /** @description Last day of the period (the as-of date of the balance sheet). Default: today, UTC. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate2"];
                 /** @description First day of the period. Defaults: the start of the fiscal year containing endDate (profit and loss, general ledger); the beginning of the books (trial balance). The balance sheet is a point in time and ignores it. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsProfitAndLossResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsProfitAndLossResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdReportsTrialBalance: {
         parameters: {
             query?: {
                 /** @description Last day of the period (the as-of date of the balance sheet). Default: today, UTC. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate2"];
                 /** @description First day of the period. Defaults: the start of the fiscal year containing endDate (profit and loss, general ledger); the beginning of the books (trial balance). The balance sheet is a point in time and ignores it. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsTrialBalanceResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsTrialBalanceResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdSalesReceipts: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdTaxRates: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
-                includeArchived?: boolean;
+                cursor?: components["parameters"]["QueryCursor"];
+                includeArchived?: components["parameters"]["QueryIncludeArchived"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetTaxRatesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetTaxRatesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postCompaniesByCompanyIdTransfers: {
@@ -11983,11 +9050,11 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
@@ -11997,298 +9064,82 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompanyPostingReceipt"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["CompanyPostingReceipt"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCompaniesByCompanyIdVendorCredits: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: never;
             path: {
                 /** @description Company (organization) id. */
-                companyId: string;
+                companyId: components["parameters"]["PathCompanyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getContacts: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
-                includeArchived?: boolean;
+                cursor?: components["parameters"]["QueryCursor"];
+                includeArchived?: components["parameters"]["QueryIncludeArchived"];
                 /** @description Only contacts of this kind (contacts of kind both match either). */
-                kind?: "customer" | "vendor";
+                kind?: components["parameters"]["QueryKind"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetContactsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetContactsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postContacts: {
@@ -12296,7 +9147,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -12320,96 +9171,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostContactsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostContactsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getContactsById: {
@@ -12417,88 +9188,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Contact id. */
-                id: string;
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostContactsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostContactsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchContactsById: {
@@ -12506,11 +9213,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Contact id. */
-                id: string;
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
@@ -12534,287 +9241,79 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostContactsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostContactsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getContactsByIdStatement: {
         parameters: {
             query?: {
                 /** @description The date the report is as of. Default: today, UTC. */
-                asOf?: string;
+                asOf?: components["parameters"]["QueryAsOf"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Contact id. */
-                id: string;
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetContactsByIdStatementResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetContactsByIdStatementResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCreditMemos: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postCreditMemos: {
@@ -12822,7 +9321,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -12834,105 +9333,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCreditMemosById: {
@@ -12940,88 +9351,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchCreditMemosById: {
@@ -13029,11 +9376,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -13044,105 +9391,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postCreditMemosByIdVoid: {
@@ -13150,11 +9409,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -13164,204 +9423,52 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCustomerPayments: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postCustomerPayments: {
@@ -13369,7 +9476,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -13380,105 +9487,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getCustomerPaymentsById: {
@@ -13486,88 +9505,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postCustomerPaymentsByIdVoid: {
@@ -13575,11 +9530,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -13589,105 +9544,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postDeposits: {
@@ -13695,9 +9562,9 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -13708,204 +9575,52 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostingReceipt"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostingReceipt"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getEntries: {
         parameters: {
             query?: {
                 /** @description Entries with a line on this account. */
-                accountId?: string;
+                accountId?: components["parameters"]["QueryAccountId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Entries dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Entries dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate"];
                 /** @description draft -> posted -> void. Drafts do not affect balances; void entries stay visible. */
-                status?: "draft" | "posted" | "void";
+                status?: components["parameters"]["QueryStatus"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetEntriesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postEntries: {
@@ -13913,7 +9628,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -13924,96 +9639,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostEntriesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getEntriesById: {
@@ -14021,88 +9656,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Journal entry id. */
-                id: string;
+                id: components["parameters"]["PathId2"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostEntriesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postEntriesByIdPost: {
@@ -14110,106 +9681,26 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Journal entry id. */
-                id: string;
+                id: components["parameters"]["PathId2"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostEntriesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postEntriesByIdVoid: {
@@ -14217,11 +9708,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Journal entry id. */
-                id: string;
+                id: components["parameters"]["PathId2"];
             };
             cookie?: never;
         };
@@ -14234,204 +9725,52 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostEntriesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getEstimates: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postEstimates: {
@@ -14439,7 +9778,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -14451,105 +9790,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getEstimatesById: {
@@ -14557,88 +9808,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchEstimatesById: {
@@ -14646,11 +9833,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -14661,105 +9848,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postEstimatesByIdConvert: {
@@ -14767,11 +9866,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -14803,96 +9902,16 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postEstimatesByIdVoid: {
@@ -14900,11 +9919,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -14914,204 +9933,52 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getInvoices: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postInvoices: {
@@ -15119,7 +9986,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -15131,105 +9998,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getInvoicesById: {
@@ -15237,88 +10016,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchInvoicesById: {
@@ -15326,11 +10041,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -15341,105 +10056,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postInvoicesByIdVoid: {
@@ -15447,11 +10074,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -15461,197 +10088,45 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getItems: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
-                includeArchived?: boolean;
+                cursor?: components["parameters"]["QueryCursor"];
+                includeArchived?: components["parameters"]["QueryIncludeArchived"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetItemsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetItemsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postItems: {
@@ -15659,7 +10134,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -15681,105 +10156,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostItemsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostItemsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getItemsById: {
@@ -15787,88 +10174,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Item id. */
-                id: string;
+                id: components["parameters"]["PathId5"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostItemsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostItemsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchItemsById: {
@@ -15876,11 +10199,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Item id. */
-                id: string;
+                id: components["parameters"]["PathId5"];
             };
             cookie?: never;
         };
@@ -15901,105 +10224,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostItemsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostItemsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postJournalEntries: {
@@ -16007,9 +10242,9 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -16020,114 +10255,26 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostingReceipt"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostingReceipt"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getOauthConnections: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: never;
             path?: never;
@@ -16164,69 +10311,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     deleteOauthConnectionsById: {
@@ -16248,78 +10339,22 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getOrganizations: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: never;
             path?: never;
@@ -16327,78 +10362,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetOrganizationsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetOrganizationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postPurchases: {
@@ -16406,9 +10377,9 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -16419,198 +10390,46 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostingReceipt"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostingReceipt"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReconciliations: {
         parameters: {
             query?: {
-                bankAccountId?: string;
+                bankAccountId?: components["parameters"]["QueryBankAccountId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
-                status?: "open" | "finished" | "undone";
+                limit?: components["parameters"]["QueryLimit"];
+                status?: components["parameters"]["QueryStatus4"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReconciliationsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReconciliationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postReconciliations: {
@@ -16618,9 +10437,9 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -16631,105 +10450,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostReconciliationsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostReconciliationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReconciliationsById: {
@@ -16737,87 +10468,23 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostReconciliationsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostReconciliationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postReconciliationsByIdFinish: {
@@ -16825,12 +10492,12 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -16840,105 +10507,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostReconciliationsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostReconciliationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postReconciliationsByIdUndo: {
@@ -16946,12 +10525,12 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -16961,204 +10540,52 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostReconciliationsResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostReconciliationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getRefundReceipts: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postRefundReceipts: {
@@ -17166,7 +10593,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -17178,105 +10605,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getRefundReceiptsById: {
@@ -17284,88 +10623,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchRefundReceiptsById: {
@@ -17373,11 +10648,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -17388,105 +10663,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postRefundReceiptsByIdVoid: {
@@ -17494,11 +10681,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -17508,374 +10695,94 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReportsApAging: {
         parameters: {
             query?: {
                 /** @description The date the report is as of. Default: today, UTC. */
-                asOf?: string;
+                asOf?: components["parameters"]["QueryAsOf"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsArAgingResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsArAgingResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReportsArAging: {
         parameters: {
             query?: {
                 /** @description The date the report is as of. Default: today, UTC. */
-                asOf?: string;
+                asOf?: components["parameters"]["QueryAsOf"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsArAgingResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsArAgingResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReportsBalanceSheet: {
         parameters: {
             query?: {
                 /** @description Last day of the period (the as-of date of the balance sheet). Default: today, UTC. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate2"];
                 /** @description First day of the period. Defaults: the start of the fiscal year containing endDate (profit and loss, general ledger); the beginning of the books (trial balance). The balance sheet is a point in time and ignores it. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsBalanceSheetResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsBalanceSheetResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReportsBankReconciliationStatus: {
@@ -17886,7 +10793,7 @@ export interface operations {
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -17902,443 +10809,131 @@ export interface operations {
                     "application/json": components["schemas"]["BankReconciliationStatus"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReportsGeneralLedger: {
         parameters: {
             query?: {
                 /** @description Only this account (listed even when it has no activity). */
-                accountId?: string;
+                accountId?: components["parameters"]["QueryAccountId2"];
                 /** @description Last day of the period (the as-of date of the balance sheet). Default: today, UTC. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate2"];
                 /** @description First day of the period. Defaults: the start of the fiscal year containing endDate (profit and loss, general ledger); the beginning of the books (trial balance). The balance sheet is a point in time and ignores it. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsGeneralLedgerResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsGeneralLedgerResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReportsProfitAndLoss: {
         parameters: {
             query?: {
                 /** @description Last day of the period (the as-of date of the balance sheet). Default: today, UTC. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate2"];
                 /** @description First day of the period. Defaults: the start of the fiscal year containing endDate (profit and loss, general ledger); the beginning of the books (trial balance). The balance sheet is a point in time and ignores it. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsProfitAndLossResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsProfitAndLossResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReportsTrialBalance: {
         parameters: {
             query?: {
                 /** @description Last day of the period (the as-of date of the balance sheet). Default: today, UTC. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate2"];
                 /** @description First day of the period. Defaults: the start of the fiscal year containing endDate (profit and loss, general ledger); the beginning of the books (trial balance). The balance sheet is a point in time and ignores it. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetReportsTrialBalanceResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetReportsTrialBalanceResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getSalesReceipts: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postSalesReceipts: {
@@ -18346,7 +10941,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -18358,105 +10953,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getSalesReceiptsById: {
@@ -18464,88 +10971,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchSalesReceiptsById: {
@@ -18553,11 +10996,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -18568,105 +11011,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postSalesReceiptsByIdVoid: {
@@ -18674,11 +11029,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -18688,197 +11043,45 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getTaxRates: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
-                includeArchived?: boolean;
+                cursor?: components["parameters"]["QueryCursor"];
+                includeArchived?: components["parameters"]["QueryIncludeArchived"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetTaxRatesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetTaxRatesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postTaxRates: {
@@ -18886,7 +11089,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -18907,105 +11110,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostTaxRatesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostTaxRatesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getTaxRatesById: {
@@ -19013,88 +11128,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Tax rate id. */
-                id: string;
+                id: components["parameters"]["PathId6"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostTaxRatesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostTaxRatesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchTaxRatesById: {
@@ -19102,11 +11153,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Tax rate id. */
-                id: string;
+                id: components["parameters"]["PathId6"];
             };
             cookie?: never;
         };
@@ -19127,105 +11178,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostTaxRatesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostTaxRatesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postTransfers: {
@@ -19233,9 +11196,9 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -19246,204 +11209,52 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostingReceipt"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostingReceipt"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getVendorCredits: {
         parameters: {
             query?: {
                 /** @description Only documents of this contact. */
-                contactId?: string;
+                contactId?: components["parameters"]["QueryContactId"];
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Documents dated on or before. */
-                endDate?: string;
+                endDate?: components["parameters"]["QueryEndDate3"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
                 /** @description Documents dated on or after. */
-                startDate?: string;
+                startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postVendorCredits: {
@@ -19451,7 +11262,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path?: never;
             cookie?: never;
@@ -19463,105 +11274,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getVendorCreditsById: {
@@ -19569,88 +11292,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchVendorCreditsById: {
@@ -19658,11 +11317,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -19673,105 +11332,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postVendorCreditsByIdVoid: {
@@ -19779,11 +11350,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The organization (client company) the request acts on. */
-                "x-organization-id"?: string;
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
                 /** @description Document id. */
-                id: string;
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -19793,114 +11364,26 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostInvoicesResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getWebhooks: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
-                limit?: number;
+                limit?: components["parameters"]["QueryLimit"];
             };
             header?: never;
             path?: never;
@@ -19921,69 +11404,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postWebhooks: {
@@ -20008,96 +11435,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostWebhooksResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            201: components["responses"]["PostWebhooksResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getWebhooksById: {
@@ -20106,84 +11453,20 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: string;
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetWebhooksByIdResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetWebhooksByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     deleteWebhooksById: {
@@ -20192,82 +11475,20 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: string;
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            204: components["responses"]["Response204"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     patchWebhooksById: {
@@ -20276,7 +11497,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: string;
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
@@ -20295,115 +11516,35 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetWebhooksByIdResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["GetWebhooksByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getWebhooksByIdDeliveries: {
         parameters: {
             query?: {
                 /** @description The nextCursor of the previous page. */
-                cursor?: string;
+                cursor?: components["parameters"]["QueryCursor"];
                 /** @description An event type of the catalogue. */
                 eventType?: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
                 /** @description Page size, 1-1000. */
-                limit?: number;
-                since?: string;
+                limit?: components["parameters"]["QueryLimit"];
+                since?: components["parameters"]["QuerySince"];
                 status?: "pending" | "succeeded" | "failed";
-                until?: string;
+                until?: components["parameters"]["QueryUntil"];
             };
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: string;
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
@@ -20422,69 +11563,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getWebhooksByIdDeliveriesByDeliveryId: {
@@ -20493,9 +11578,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Delivery id. */
-                deliveryId: string;
+                deliveryId: components["parameters"]["PathDeliveryId"];
                 /** @description Webhook subscription id. */
-                id: string;
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
@@ -20512,69 +11597,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postWebhooksByIdDeliveriesByDeliveryIdRedeliver: {
@@ -20583,95 +11612,23 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Delivery id. */
-                deliveryId: string;
+                deliveryId: components["parameters"]["PathDeliveryId"];
                 /** @description Webhook subscription id. */
-                id: string;
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostWebhooksByIdTestResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            202: components["responses"]["PostWebhooksByIdTestResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postWebhooksByIdRotateSecret: {
@@ -20680,84 +11637,20 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: string;
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostWebhooksResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            200: components["responses"]["PostWebhooksResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     postWebhooksByIdTest: {
@@ -20766,93 +11659,21 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: string;
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PostWebhooksByIdTestResponse"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            202: components["responses"]["PostWebhooksByIdTestResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getWebhooksEventTypes: {
@@ -20875,69 +11696,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getLogin: {
@@ -20970,42 +11735,10 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The form is incomplete or malformed. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected error. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Response400"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
+            503: components["responses"]["Error"];
         };
     };
     postLogin: {
@@ -21037,15 +11770,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The form is incomplete or malformed. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
+            400: components["responses"]["Response400"];
             /** @description Wrong email or password: the form again. */
             401: {
                 headers: {
@@ -21055,42 +11780,10 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The CSRF token is missing or wrong. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected error. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            403: components["responses"]["Response403"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
+            503: components["responses"]["Error"];
         };
     };
     postLogout: {
@@ -21118,51 +11811,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The form is incomplete or malformed. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description The CSRF token is missing or wrong. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected error. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Response400"];
+            403: components["responses"]["Response403"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
+            503: components["responses"]["Error"];
         };
     };
     getMetrics: {
@@ -21183,33 +11836,9 @@ export interface operations {
                     "text/plain; version=0.0.4": string;
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
 }

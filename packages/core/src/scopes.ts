@@ -22,6 +22,16 @@ export const SCOPES = {
   'webhooks:write': 'Create and change webhook subscriptions',
   'connections:read': 'See which partner apps are connected to the firm',
   'connections:write': 'Disconnect partner apps from the firm',
+  'acct:clients:read': "Agent gateway: see the firm's clients open to agents and what the gateway covers",
+  'acct:clients:write': 'Agent gateway: open or close a client to agents (agentAccess)',
+  'acct:entities:read': "Agent gateway: read clients' accounts, customers, vendors, items and company info",
+  'acct:entities:write': "Agent gateway: create and change clients' accounts, customers, vendors and items",
+  'acct:transactions:read': "Agent gateway: read clients' invoices, bills, journal entries and other transactions",
+  'acct:transactions:create': "Agent gateway: create transactions in clients' books",
+  'acct:transactions:update': "Agent gateway: change transactions in clients' books",
+  'acct:transactions:delete': "Agent gateway: delete (void) transactions in clients' books",
+  'acct:reports:read': "Agent gateway: run clients' financial reports",
+  'acct:audit:read': 'Agent gateway: read the audit trail of what agents did',
 } as const;
 
 export type Scope = keyof typeof SCOPES;

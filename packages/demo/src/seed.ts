@@ -1,6 +1,6 @@
 import { connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
 import { InProcessSandboxAggregator } from '@firm/banking/sandbox/in-process';
-import { accounts, type Db, firms, organizations, users } from '@firm/db';
+import { acctClients, accounts, type Db, firms, organizations, users } from '@firm/db';
 import { createApiKey, generatePassword, hashPassword } from '@firm/identity';
 import { STANDARD_CHART } from '@firm/ledger';
 import { asc, eq } from 'drizzle-orm';
@@ -21,7 +21,8 @@ export interface SeedResult {
 }
 
 /**
- * Seeds a demo firm: an owner, two client organizations with a standard chart, and an API key.
+ * Seeds a demo firm: an owner, two client organizations with a standard chart, open to agents (read and write
+ * through the agent gateway), and an API key.
  * Idempotent: on a seeded database it only issues a fresh API key (keys are shown once).
  */
 export async function seedDemo(
@@ -55,6 +56,8 @@ export async function seedDemo(
         const [org] = await tx.insert(organizations).values({ firmId, name }).returning({ id: organizations.id });
         await tx.insert(accounts).values(STANDARD_CHART.map((a) => ({ ...a, organizationId: org?.id as string })));
       }
+      // The demo firm opens its clients to agents, so the agent gateway has books to show on a fresh clone.
+      await tx.update(acctClients).set({ agentAccess: 'read_write' }).where(eq(acctClients.firmId, firmId));
     } else {
       const [existing] = await tx.select({ id: firms.id }).from(firms).where(eq(firms.slug, DEMO_FIRM_SLUG));
       firmId = existing?.id as string;

@@ -163,7 +163,7 @@ export const presentDocument = (d: Document) => ({
 export type PresentedDocument = ReturnType<typeof presentDocument>;
 
 /** Adds lines and allocations (both directions) to document rows. */
-async function withDetail(db: Executor, organizationId: string, rows: DocumentRow[]): Promise<Document[]> {
+export async function withDetail(db: Executor, organizationId: string, rows: DocumentRow[]): Promise<Document[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const lines = await db

@@ -8,8 +8,13 @@ import { generateSecret, hashSecret, isWellFormedSecret } from './secrets';
 
 export const SESSION_TOKEN_PREFIX = 'ses_';
 
-/** Scopes only owners and admins hold through a session: managing the firm's connected apps. */
-const ADMIN_ONLY_SCOPES: ReadonlySet<Scope> = new Set(['connections:read', 'connections:write', 'books:close']);
+/** Scopes only owners and admins hold through a session: managing connected apps and agent access, closing books. */
+const ADMIN_ONLY_SCOPES: ReadonlySet<Scope> = new Set([
+  'connections:read',
+  'connections:write',
+  'books:close',
+  'acct:clients:write',
+]);
 
 export type UserRole = 'owner' | 'admin' | 'member';
 

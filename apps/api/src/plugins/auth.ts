@@ -54,6 +54,7 @@ const OrganizationHeader = Type.Object({
 function namedOrganization(request: FastifyRequest): string | undefined {
   const source = request.routeOptions.config?.organization;
   if (source === 'path') return (request.params as { companyId?: string }).companyId;
+  if (source === 'client') return (request.params as { clientId?: string }).clientId;
   if (source !== 'header') return undefined;
   const header = request.headers[ORGANIZATION_HEADER];
   return Array.isArray(header) ? header[0] : header;
@@ -132,8 +133,9 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
   });
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const scope = request.routeOptions.config.scope;
-    if (!scope) return;
+    const config = request.routeOptions.config;
+    if (!config.scope) return;
+    const scope = config.scopeOf?.(request) ?? config.scope;
     const token = bearerToken(request);
     const credential = await app.resolveCredential(request);
     if (!credential) {
@@ -158,9 +160,9 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
   // request body for an organization it cannot see.
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
     const source = request.routeOptions.config.organization;
-    if (!request.credential || (source !== 'header' && source !== 'path')) return;
+    if (!request.credential || (source !== 'header' && source !== 'path' && source !== 'client')) return;
     let organizationId: string | undefined;
-    if (source === 'path') {
+    if (source === 'path' || source === 'client') {
       organizationId = namedOrganization(request);
     } else {
       organizationId = namedOrganization(request) ?? request.credential.defaultOrganizationId ?? undefined;
@@ -185,7 +187,11 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
             : null
           : await findVisibleOrganization(app.database.db, request.credential, organizationId);
     }
-    if (!organization) return sendError(reply, request, 'ORGANIZATION_NOT_FOUND', 'organization not found');
+    if (!organization) {
+      return source === 'client'
+        ? sendError(reply, request, 'CLIENT_NOT_FOUND', 'client not found')
+        : sendError(reply, request, 'ORGANIZATION_NOT_FOUND', 'organization not found');
+    }
     request.organization = organization;
   });
 });

@@ -141,5 +141,65 @@ export function hoistComponentSchemas<T extends object>(document: T): T {
     }
     return { $ref: `#/components/schemas/${name}` };
   });
+  hoistResponsesAndParameters(doc as unknown as HoistTarget);
   return doc as unknown as T;
+}
+
+interface HoistTarget {
+  paths: Record<string, Record<string, { parameters?: Json[]; responses?: Record<string, Json> }>>;
+  components: { responses?: Record<string, Json>; parameters?: Record<string, Json> };
+}
+
+/**
+ * Responses and parameters that operations repeat word for word (the error response of every status, the
+ * organization header) become `components.responses` and `components.parameters`, referenced by `$ref`.
+ */
+function hoistResponsesAndParameters(doc: HoistTarget): void {
+  const responseCounts = new Map<string, number>();
+  const parameterCounts = new Map<string, number>();
+  const operations = Object.values(doc.paths).flatMap((ops) => Object.values(ops).filter((op) => isObject(op as Json)));
+  for (const op of operations) {
+    for (const response of Object.values(op.responses ?? {})) {
+      const key = canonical(response);
+      responseCounts.set(key, (responseCounts.get(key) ?? 0) + 1);
+    }
+    for (const parameter of op.parameters ?? []) {
+      const key = canonical(parameter);
+      parameterCounts.set(key, (parameterCounts.get(key) ?? 0) + 1);
+    }
+  }
+  const responses = (doc.components.responses ??= {});
+  const parameters = (doc.components.parameters ??= {});
+  const responseNames = new Map<string, string>();
+  const parameterNames = new Map<string, string>();
+  const unique = (taken: Record<string, Json>, wanted: string) => {
+    let name = wanted;
+    for (let n = 2; name in taken; n++) name = `${wanted}${n}`;
+    return name;
+  };
+  for (const op of operations) {
+    for (const [status, response] of Object.entries(op.responses ?? {})) {
+      const key = canonical(response);
+      if ((responseCounts.get(key) ?? 0) < 2 || !op.responses) continue;
+      let name = responseNames.get(key);
+      if (!name) {
+        const schemaRef = /"\$ref":"#\/components\/schemas\/([^"]+)"/.exec(key)?.[1];
+        name = unique(responses, schemaRef ?? `Response${status}`);
+        responseNames.set(key, name);
+        responses[name] = response;
+      }
+      op.responses[status] = { $ref: `#/components/responses/${name}` };
+    }
+    op.parameters = op.parameters?.map((parameter) => {
+      const key = canonical(parameter);
+      if ((parameterCounts.get(key) ?? 0) < 2 || !isObject(parameter)) return parameter;
+      let name = parameterNames.get(key);
+      if (!name) {
+        name = unique(parameters, pascal(`${String(parameter.in)} ${String(parameter.name)}`));
+        parameterNames.set(key, name);
+        parameters[name] = parameter;
+      }
+      return { $ref: `#/components/parameters/${name}` };
+    });
+  }
 }

@@ -68,8 +68,11 @@ describe('GET /api/openapi.json', () => {
   it('publishes the error code table and the organization header', () => {
     expect(doc['x-error-codes'].VALIDATION_ERROR).toMatchObject({ status: 400 });
     expect(doc['x-error-codes'].INSUFFICIENT_SCOPE).toMatchObject({ status: 403 });
-    const list = doc.paths['/api/v1/accounts']?.get as unknown as { parameters: { name: string; in: string }[] };
-    expect(list.parameters).toEqual(
+    const list = doc.paths['/api/v1/accounts']?.get as unknown as { parameters: { $ref?: string }[] };
+    const parameters = (doc as unknown as { components: { parameters: Record<string, unknown> } }).components
+      .parameters;
+    const resolved = list.parameters.map((p) => (p.$ref ? parameters[p.$ref.split('/').pop() as string] : p));
+    expect(resolved).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: 'x-organization-id', in: 'header' })]),
     );
   });
@@ -100,11 +103,16 @@ describe('GET /api/openapi.json', () => {
     for (const [, name] of text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) {
       expect(schemas, name).toHaveProperty(name as string);
     }
-    const error = doc.paths['/api/v1/accounts']?.get?.responses['404'] as {
-      content: { 'application/json': { schema: unknown } };
-    };
-    expect(error.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
-    expect(doc).toMatchObject({ servers: [{ url: '/' }] });
+    // Error responses are one shared response, whose body is the Error schema.
+    expect(doc.paths['/api/v1/accounts']?.get?.responses['404']).toEqual({ $ref: '#/components/responses/Error' });
+    const responses = (doc as unknown as { components: { responses: Record<string, unknown> } }).components.responses;
+    expect(responses.Error).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    });
+    for (const [, name] of text.matchAll(/"\$ref":"#\/components\/(?:responses|parameters)\/([^"]+)"/g)) {
+      expect(text).toContain(`"${name}":`);
+    }
+    expect((doc as unknown as { servers: { url: string }[] }).servers.map((s) => s.url)).toEqual(['/', '/agent/v1']);
   });
 
   it('passes Redocly’s recommended rules with no error', async () => {

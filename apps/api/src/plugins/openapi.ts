@@ -33,10 +33,14 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   bills: 'Bills from vendors',
   'bill-payments': 'Payments of vendor bills, allocated to them and to vendor credits',
   'vendor-credits': 'Credits from vendors, applied to their bills',
+  'agent-gateway':
+    "The agent gateway, under /agent/v1: the firm's clients, their records in the accounting platform's own shapes, " +
+    'and the audit trail of what agents did',
 };
 
 type OpenApiDocument = {
   tags?: { name: string; description?: string }[];
+  servers?: { url: string; description?: string }[];
   paths?: Record<string, Record<string, { tags?: string[] }>>;
 };
 
@@ -70,6 +74,25 @@ export function operationIdOf(method: string, url: string, full: boolean): strin
   return method.toLowerCase() + words.join('');
 }
 
+/**
+ * Lists the agent gateway's base URL as a server. Added once the paths are generated: @fastify/swagger strips a
+ * server's path from every path that starts with it, and this document writes the gateway's paths in full.
+ */
+function withAgentServer(document: OpenApiDocument, origin: string | undefined): OpenApiDocument {
+  return {
+    ...document,
+    servers: [
+      ...(document.servers ?? []),
+      {
+        url: `${origin ?? ''}/agent/v1`,
+        description:
+          'The agent gateway ({agent_base_url}; version 1 in its path). Its operations are written in this document ' +
+          'with their full path, under /agent/v1, as those of the partner API are under /api/v1.',
+      },
+    ],
+  };
+}
+
 /** The OpenAPI 3.1 document, generated from the route schemas and served at /api/openapi.json. */
 export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: string | undefined }) => {
   // Every operation has an id (for generated clients) and states its security: public ones `[]`.
@@ -88,7 +111,9 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: str
 
   await app.register(swagger, {
     transformObject: (document) =>
-      hoistComponentSchemas(declareTags((document as { openapiObject: OpenApiDocument }).openapiObject)) as never,
+      hoistComponentSchemas(
+        withAgentServer(declareTags((document as { openapiObject: OpenApiDocument }).openapiObject), opts.origin),
+      ) as never,
     openapi: {
       openapi: '3.1.0',
       info: {

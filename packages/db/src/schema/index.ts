@@ -7,6 +7,7 @@ export * from './documents';
 export * from './entries';
 export * from './events';
 export * from './firms';
+export * from './gateway';
 export * from './idempotency';
 export * from './items';
 export * from './organizations';

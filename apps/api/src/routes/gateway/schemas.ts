@@ -1,0 +1,311 @@
+import { AGENT_ACCESS, CLIENT_STATUSES } from '@firm/db';
+import { COVERAGE, SHORTCUT_LISTS, TRANSACTION_TYPES } from '@firm/gateway';
+import { Type } from 'typebox';
+import { REPORT_NAMES } from '@firm/platform';
+import { DataOf, IsoDate, ListQuery, Timestamp, Uuid } from '../../schemas';
+
+export const AGENT_BASE = '/agent/v1';
+
+const AnyObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
+
+export const StatusResponse = Type.Object(
+  {
+    ok: Type.Boolean(),
+    service: Type.String(),
+    version: Type.Optional(Type.String()),
+    capabilities: Type.Optional(Type.Array(Type.String())),
+  },
+  { title: 'AgentGatewayStatus' },
+);
+
+export const Client = Type.Object(
+  {
+    id: Uuid('The organization id.'),
+    name: Type.String(),
+    acctCompanyId: Type.String({ description: "The company id on the accounting platform (QBO's realm id)." }),
+    platform: Type.Union([Type.Literal('embedded'), Type.Literal('qbo')], {
+      description: '`embedded`: these books; `qbo`: a QuickBooks Online company.',
+    }),
+    status: Type.Enum(CLIENT_STATUSES, {
+      description:
+        '`connected`: calls reach the platform. `needs_reauth`: the platform refused our credentials; a firm ' +
+        'owner or admin must connect it again. `disconnected`: the firm disconnected it. `error`: the last ' +
+        'calls failed on the platform side. Embedded clients are always `connected`.',
+    }),
+    lastSyncAt: Type.Union([Timestamp(), Type.Null()], {
+      description: 'The last successful call to the platform; null on the embedded platform, which is always current.',
+    }),
+    agentAccess: Type.Enum(AGENT_ACCESS, {
+      description:
+        '`none`: invisible to agents (404). `read`: agents read; every write is 403 CLIENT_READ_ONLY. ' +
+        '`read_write`: agents read and write within their scopes. New clients start at `none`.',
+    }),
+  },
+  { title: 'AcctClient' },
+);
+
+export const ClientParams = Type.Object({ clientId: Type.String({ description: 'A client id (its `id`).' }) });
+export const ClientPatch = Type.Object({ agentAccess: Type.Enum(AGENT_ACCESS) }, { additionalProperties: false });
+
+export const CoverageEntry = Type.Object(
+  {
+    entity: Type.String(),
+    path: Type.String({ description: "The entity's path segment in the platform's v3 API." }),
+    transactionType: Type.Union([Type.Enum(TRANSACTION_TYPES), Type.Null()]),
+    shortcut: Type.Union([Type.Enum(SHORTCUT_LISTS), Type.Null()]),
+    operations: Type.Array(Type.String()),
+    scopes: Type.Record(Type.String(), Type.String(), { description: 'The scope each operation needs.' }),
+  },
+  { title: 'CoverageEntry' },
+);
+
+const entityNames = COVERAGE.map((e) => e.entity).join(', ');
+
+export const EntityParams = Type.Object({
+  clientId: Type.String(),
+  entity: Type.String({
+    description: `The platform's entity name, in any case: ${entityNames}. See GET /acct/coverage.`,
+  }),
+});
+export const EntityIdParams = Type.Object({ ...EntityParams.properties, id: Type.String({ maxLength: 100 }) });
+
+export const Paging = {
+  maxResults: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Page size, 1-1000 (default 100).' }),
+  ),
+  startPosition: Type.Optional(
+    Type.Integer({ minimum: 1, default: 1, description: 'The 1-based position of the first record (default 1).' }),
+  ),
+};
+export const PagingQuery = Type.Object(Paging);
+
+export const DryRun = {
+  dryRun: Type.Optional(
+    Type.Boolean({
+      description: 'true: validate and show the record and its journal effect, then write nothing (200).',
+    }),
+  ),
+};
+
+export const Record_ = AnyObject("A record in the platform's shape: Id, SyncToken, MetaData, and its own fields.");
+export const RecordOne = DataOf(Record_);
+
+export const QueryResponse = DataOf(
+  Type.Object(
+    {
+      QueryResponse: AnyObject(
+        "The platform's QueryResponse: the records under the entity's name, startPosition, maxResults, totalCount.",
+      ),
+    },
+    { additionalProperties: true },
+  ),
+);
+
+export const EntityPayload = AnyObject("The platform's payload for the entity (QBO v3 JSON).");
+
+export const EntityDeleteQuery = Type.Object({
+  SyncToken: Type.Optional(Type.String({ maxLength: 20, description: "The record's SyncToken (or in the body)." })),
+  ...DryRun,
+});
+export const EntityDeleteBody = Type.Union(
+  [Type.Object({ SyncToken: Type.String({ maxLength: 20 }) }, { additionalProperties: true }), Type.Null()],
+  { description: "The record's SyncToken, here or in the query string." },
+);
+
+export const TransactionType = Type.Enum(TRANSACTION_TYPES, { description: 'A transaction entity type.' });
+
+export const TransactionListQuery = Type.Object({
+  entityType: Type.Optional({ ...TransactionType, default: 'purchase' }),
+  ...Paging,
+});
+export const TransactionGetQuery = Type.Object({
+  entityType: Type.Optional({ ...TransactionType, default: 'purchase' }),
+});
+export const TransactionParams = Type.Object({
+  clientId: Type.String(),
+  transactionId: Type.String({ maxLength: 100 }),
+});
+
+export const TransactionWrite = Type.Object(
+  {
+    entityType: TransactionType,
+    payload: Type.Optional(EntityPayload),
+    syncToken: Type.Optional(Type.String({ maxLength: 20, description: 'Required for delete.' })),
+  },
+  { additionalProperties: false, title: 'TransactionWriteRequest' },
+);
+export const TransactionDelete = Type.Object(
+  {
+    entityType: TransactionType,
+    payload: Type.Optional(EntityPayload),
+    syncToken: Type.String({ minLength: 1, maxLength: 20, description: "The record's current SyncToken." }),
+  },
+  { additionalProperties: false, title: 'TransactionDeleteRequest' },
+);
+export const WriteQuery = Type.Object(DryRun);
+
+export const TransactionWriteResponse = DataOf(
+  Type.Object(
+    {
+      clientId: Type.String(),
+      acctCompanyId: Type.String(),
+      entityType: Type.String(),
+      transactionId: Type.Optional(Type.String()),
+      operation: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('delete')]),
+      source: Type.Literal('acct'),
+      postedAt: Timestamp(),
+      data: Record_,
+      dryRun: Type.Optional(Type.Boolean({ description: 'Present and true when nothing was written.' })),
+      journal: Type.Optional(
+        Type.Array(
+          Type.Object({
+            accountId: Type.String(),
+            debit: Type.Number(),
+            credit: Type.Number(),
+            description: Type.Union([Type.String(), Type.Null()]),
+          }),
+          { description: 'The journal lines the write posted (or, on a dry run, would post).' },
+        ),
+      ),
+    },
+    { title: 'TransactionWriteResponse' },
+  ),
+);
+
+export const ShortcutParams = Type.Object({
+  clientId: Type.String(),
+  entity: Type.Enum(SHORTCUT_LISTS, { description: 'chart-accounts, vendors or customers.' }),
+});
+
+export const AuditEvent = Type.Object(
+  {
+    id: Uuid(),
+    seq: Type.Integer({ description: "The event's place in the firm's chain, from 1." }),
+    clientId: Type.Union([Uuid(), Type.Null()]),
+    actor: Type.Object({
+      kind: Type.String({ description: 'oauth_token, api_key or session.' }),
+      id: Type.String(),
+      name: Type.Union([Type.String(), Type.Null()], { description: 'The OAuth client or API key name.' }),
+    }),
+    operation: Type.String({ description: 'e.g. clients.list, entities.read, transactions.create.' }),
+    entityType: Type.Union([Type.String(), Type.Null()]),
+    entityId: Type.Union([Type.String(), Type.Null()]),
+    outcome: Type.Union([Type.Literal('succeeded'), Type.Literal('refused'), Type.Literal('failed')]),
+    statusCode: Type.Integer(),
+    errorCode: Type.Union([Type.String(), Type.Null()]),
+    requestId: Type.Union([Type.String(), Type.Null()]),
+    dryRun: Type.Boolean(),
+    syncTokenBefore: Type.Union([Type.String(), Type.Null()]),
+    syncTokenAfter: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Timestamp(),
+    prevHash: Type.String({ description: "The hash of the firm's previous event (64 zeros for the first)." }),
+    hash: Type.String({ description: 'SHA-256 over the fields of this event and prevHash.' }),
+  },
+  { title: 'AgentAuditEvent' },
+);
+
+export const AuditQuery = Type.Object({
+  ...ListQuery,
+  clientId: Type.Optional(Uuid('Only this client.')),
+  operation: Type.Optional(Type.String({ maxLength: 100 })),
+  outcome: Type.Optional(Type.Union([Type.Literal('succeeded'), Type.Literal('refused'), Type.Literal('failed')])),
+  since: Type.Optional(Type.String({ format: 'date-time' })),
+  until: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
+export const QueryBody = Type.Object(
+  {
+    query: Type.String({
+      minLength: 1,
+      maxLength: 10000,
+      description:
+        "The platform's query language: SELECT * | COUNT(*) | fields FROM Entity [WHERE a = 'x' AND b > 10 AND " +
+        "c IN (...) AND d LIKE 'x%'] [ORDERBY f DESC] [STARTPOSITION n] [MAXRESULTS m] (MAXRESULTS 1-1000, default 100).",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ReportParams = Type.Object({
+  clientId: Type.String(),
+  reportName: Type.Enum(REPORT_NAMES, { description: 'profit-loss, balance-sheet, trial-balance or general-ledger.' }),
+});
+export const ReportQuery = Type.Object({
+  start_date: Type.Optional(IsoDate("Start of the period (the platform's name; startDate also works).")),
+  end_date: Type.Optional(
+    IsoDate("End of the period, or the balance sheet's date (default today; endDate also works)."),
+  ),
+  startDate: Type.Optional(IsoDate('As start_date.')),
+  endDate: Type.Optional(IsoDate('As end_date.')),
+  accountId: Type.Optional(Uuid('General ledger: this account only.')),
+});
+export const ReportResponse = DataOf(
+  Type.Object({}, { additionalProperties: true, description: "The platform's report JSON: Header, Columns, Rows." }),
+);
+
+export const PassThroughBody = Type.Object(
+  {
+    method: Type.Optional(
+      Type.Union(
+        [Type.Literal('GET'), Type.Literal('PUT'), Type.Literal('POST'), Type.Literal('PATCH'), Type.Literal('DELETE')],
+        {
+          default: 'GET',
+        },
+      ),
+    ),
+    path: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description:
+        "Relative to the company's v3 API root: `invoice/42`, `query`, `reports/ProfitAndLoss`, `companyinfo/<id>`, " +
+        'optionally written as `/v3/company/<acctCompanyId>/...`. No URL, no `..`, no encoded slashes or dots, no ' +
+        'other company.',
+    }),
+    query: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Query parameters of the call.' })),
+    body: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Body of the call.' })),
+  },
+  { additionalProperties: false, title: 'PassThroughRequest' },
+);
+export const PassThroughResponse = DataOf(
+  Type.Object({}, { additionalProperties: true, description: "The platform's response body." }),
+);
+
+export const Skill = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    title: 'Skill',
+    description: 'A versioned recipe: steps, the calls each makes, required scopes, checks.',
+  },
+);
+export const SkillParams = Type.Object({ skillId: Type.String({ maxLength: 100 }) });
+export const HealthScanQuery = Type.Object({ asOf: Type.Optional(IsoDate('Scan as of this date (default today).')) });
+export const HealthScanResponse = DataOf(
+  Type.Object(
+    {
+      scannedAt: Timestamp(),
+      asOf: Type.String(),
+      clients: Type.Integer(),
+      findings: Type.Array(
+        Type.Object(
+          {
+            clientId: Type.String(),
+            clientName: Type.String(),
+            code: Type.String(),
+            severity: Type.Union([
+              Type.Literal('high'),
+              Type.Literal('medium'),
+              Type.Literal('low'),
+              Type.Literal('info'),
+            ]),
+            title: Type.String(),
+            evidence: Type.Object({}, { additionalProperties: true }),
+            fix: Type.Object({}, { additionalProperties: true, description: 'The gateway call that starts the fix.' }),
+          },
+          { title: 'HealthFinding' },
+        ),
+      ),
+    },
+    { title: 'HealthScan' },
+  ),
+);

@@ -1,0 +1,108 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { firms } from './firms';
+import { organizations } from './organizations';
+
+export const CLIENT_STATUSES = ['connected', 'needs_reauth', 'disconnected', 'error'] as const;
+export const AGENT_ACCESS = ['none', 'read', 'read_write'] as const;
+
+/**
+ * Each organization as the agent gateway presents it: a client company on an accounting platform. A trigger
+ * (migrations/0006_gateway.sql) gives every organization its row, with agent access `none`, when it is created.
+ */
+export const acctClients = pgTable(
+  'acct_clients',
+  {
+    organizationId: uuid('organization_id')
+      .primaryKey()
+      .references(() => organizations.id),
+    firmId: uuid('firm_id')
+      .notNull()
+      .references(() => firms.id),
+    /** `embedded`: this service's own books; `qbo`: a QuickBooks Online company. */
+    platform: text('platform', { enum: ['embedded', 'qbo'] })
+      .notNull()
+      .default('embedded'),
+    /** The company id on the platform (QBO's realm id); the organization id on the embedded platform. */
+    acctCompanyId: text('acct_company_id').notNull(),
+    status: text('status', { enum: CLIENT_STATUSES }).notNull().default('connected'),
+    /** What agents may do with the client: nothing (invisible), read, or read and write. */
+    agentAccess: text('agent_access', { enum: AGENT_ACCESS }).notNull().default('none'),
+    lastSyncAt: timestamp('last_sync_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('acct_clients_firm_idx').on(t.firmId),
+    unique('acct_clients_company_key').on(t.platform, t.acctCompanyId),
+    check('acct_clients_platform', sql`${t.platform} in ('embedded', 'qbo')`),
+    check('acct_clients_status', sql`${t.status} in ('connected', 'needs_reauth', 'disconnected', 'error')`),
+    check('acct_clients_agent_access', sql`${t.agentAccess} in ('none', 'read', 'read_write')`),
+  ],
+);
+
+/**
+ * How many times a record has changed: the platform's SyncToken. Kept by triggers on every table the gateway
+ * presents (migrations/0006_gateway.sql); a record never updated has no row and version 0.
+ */
+export const recordVersions = pgTable(
+  'record_versions',
+  {
+    organizationId: uuid('organization_id').notNull(),
+    recordId: uuid('record_id').notNull(),
+    version: integer('version').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ name: 'record_versions_pkey', columns: [t.organizationId, t.recordId] })],
+);
+
+/**
+ * What agents did through the gateway, one hash chain per firm: `hash` covers the event's fields and
+ * `prev_hash`, the hash of the firm's event `seq - 1`.
+ */
+export const agentAuditEvents = pgTable(
+  'agent_audit_events',
+  {
+    id: uuid('id').primaryKey(),
+    firmId: uuid('firm_id')
+      .notNull()
+      .references(() => firms.id),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    organizationId: uuid('organization_id').references(() => organizations.id),
+    actorKind: text('actor_kind').notNull(),
+    actorId: text('actor_id').notNull(),
+    /** The OAuth client's or API key's name, when known. */
+    actorName: text('actor_name'),
+    /** e.g. `transactions.create`, `entities.read`, `clients.list`. */
+    operation: text('operation').notNull(),
+    entityType: text('entity_type'),
+    entityId: text('entity_id'),
+    outcome: text('outcome', { enum: ['succeeded', 'refused', 'failed'] }).notNull(),
+    statusCode: integer('status_code').notNull(),
+    errorCode: text('error_code'),
+    requestId: text('request_id'),
+    dryRun: boolean('dry_run').notNull().default(false),
+    syncTokenBefore: text('sync_token_before'),
+    syncTokenAfter: text('sync_token_after'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    prevHash: text('prev_hash').notNull(),
+    hash: text('hash').notNull(),
+  },
+  (t) => [
+    unique('agent_audit_events_firm_seq_key').on(t.firmId, t.seq),
+    index('agent_audit_events_org_idx').on(t.organizationId, t.seq),
+    check('agent_audit_events_outcome', sql`${t.outcome} in ('succeeded', 'refused', 'failed')`),
+  ],
+);

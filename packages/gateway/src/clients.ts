@@ -1,0 +1,88 @@
+import { DomainError, isUuid } from '@firm/core';
+import { acctClients, type AGENT_ACCESS, type Executor, organizations, type Tx } from '@firm/db';
+import type { Credential } from '@firm/identity';
+import { and, asc, eq, inArray, ne } from 'drizzle-orm';
+
+export type AgentAccess = (typeof AGENT_ACCESS)[number];
+
+/** A client as agents see it: an organization of the firm, on its accounting platform. */
+export interface Client {
+  id: string;
+  name: string;
+  platform: 'embedded' | 'qbo';
+  acctCompanyId: string;
+  status: 'connected' | 'needs_reauth' | 'disconnected' | 'error';
+  lastSyncAt: Date | null;
+  agentAccess: AgentAccess;
+}
+
+export const clientNotFound = () => new DomainError('CLIENT_NOT_FOUND', 'client not found');
+
+const columns = {
+  id: organizations.id,
+  name: organizations.name,
+  platform: acctClients.platform,
+  acctCompanyId: acctClients.acctCompanyId,
+  status: acctClients.status,
+  lastSyncAt: acctClients.lastSyncAt,
+  agentAccess: acctClients.agentAccess,
+};
+
+/**
+ * The clients a credential may reach through the gateway: organizations of its firm that the credential may see,
+ * and, unless `includeClosed` (the firm managing access), that the firm has opened to agents.
+ */
+function visible(credential: Credential, includeClosed: boolean) {
+  return and(
+    eq(acctClients.firmId, credential.firmId),
+    eq(organizations.firmId, credential.firmId),
+    credential.organizationIds === null ? undefined : inArray(organizations.id, [...credential.organizationIds]),
+    includeClosed ? undefined : ne(acctClients.agentAccess, 'none'),
+  );
+}
+
+export async function listClients(
+  db: Executor,
+  credential: Credential,
+  options: { includeClosed?: boolean } = {},
+): Promise<Client[]> {
+  if (credential.organizationIds?.length === 0) return [];
+  return db
+    .select(columns)
+    .from(acctClients)
+    .innerJoin(organizations, eq(organizations.id, acctClients.organizationId))
+    .where(visible(credential, options.includeClosed ?? false))
+    .orderBy(asc(organizations.name), asc(organizations.id));
+}
+
+/** One client, or CLIENT_NOT_FOUND for an unknown one, another firm's, or one closed to agents. */
+export async function getClient(
+  db: Executor,
+  credential: Credential,
+  id: string,
+  options: { includeClosed?: boolean } = {},
+): Promise<Client> {
+  if (!isUuid(id) || credential.organizationIds?.length === 0) throw clientNotFound();
+  const [row] = await db
+    .select(columns)
+    .from(acctClients)
+    .innerJoin(organizations, eq(organizations.id, acctClients.organizationId))
+    .where(and(visible(credential, options.includeClosed ?? false), eq(organizations.id, id)));
+  if (!row) throw clientNotFound();
+  return row;
+}
+
+/** Opens or closes a client to agents. Firm owners and admins do this; the gateway's audit trail records it. */
+export async function setAgentAccess(
+  tx: Tx,
+  credential: Credential,
+  id: string,
+  agentAccess: AgentAccess,
+): Promise<Client> {
+  const current = await getClient(tx, credential, id, { includeClosed: true });
+  await tx
+    .update(acctClients)
+    .set({ agentAccess, updatedAt: new Date() })
+    .where(and(eq(acctClients.organizationId, current.id), eq(acctClients.firmId, credential.firmId)));
+  return { ...current, agentAccess };
+}

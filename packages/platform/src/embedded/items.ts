@@ -1,0 +1,133 @@
+import { isUuid } from '@firm/core';
+import { type Executor, items, type Tx } from '@firm/db';
+import { createItem, type Item, updateItem } from '@firm/documents';
+import { and, asc, count, eq, sql } from 'drizzle-orm';
+import type { PlatformRecord, WriteResult } from '../types';
+import {
+  amountOf,
+  booleanOf,
+  centsOf,
+  checkSyncToken,
+  envelope,
+  invalid,
+  ledgerContextOf,
+  offsetOf,
+  type Payload,
+  pageOf,
+  recordNotFound,
+  refOf,
+  textOf,
+  versionsOf,
+} from './common';
+import type { EntityHandler } from './handler';
+import { versioned } from './query';
+
+function present(i: Item, version: Parameters<typeof envelope>[2]): PlatformRecord {
+  return {
+    ...envelope(i.id, i.createdAt, version),
+    Name: i.name,
+    FullyQualifiedName: i.name,
+    Type: i.kind === 'service' ? 'Service' : 'NonInventory',
+    Active: !i.archived,
+    ...(i.description ? { Description: i.description } : {}),
+    UnitPrice: amountOf(i.unitPriceCents),
+    ...(i.incomeAccountId ? { IncomeAccountRef: { value: i.incomeAccountId } } : {}),
+    ...(i.expenseAccountId ? { ExpenseAccountRef: { value: i.expenseAccountId } } : {}),
+  };
+}
+
+function kindOf(payload: Payload): Item['kind'] | undefined {
+  const type = textOf(payload, 'Type');
+  if (type === undefined) return undefined;
+  if (type === 'Service') return 'service';
+  if (type === 'NonInventory') return 'product';
+  throw invalid('Type', 'must be Service or NonInventory (these books keep no inventory)');
+}
+
+async function getOne(db: Executor, organizationId: string, id: string): Promise<PlatformRecord> {
+  if (!isUuid(id)) throw recordNotFound('Item');
+  const [row] = await db
+    .select()
+    .from(items)
+    .where(and(eq(items.organizationId, organizationId), eq(items.id, id)));
+  if (!row) throw recordNotFound('Item');
+  return present(row, (await versionsOf(db, organizationId, [id])).get(id));
+}
+
+export const itemHandler: EntityHandler = {
+  table: 'items',
+  operations: ['read', 'create', 'update'],
+  query: {
+    from: versioned('items'),
+    where: (organizationId) => sql`t.organization_id = ${organizationId}`,
+    fields: {
+      Name: { sql: sql`t.name`, type: 'text' },
+      Active: { sql: sql`not t.archived`, type: 'boolean' },
+      UnitPrice: { sql: sql`t.unit_price_cents / 100.0`, type: 'number' },
+    },
+  },
+  async list(db, ctx, options) {
+    const where = eq(items.organizationId, ctx.organizationId);
+    const rows = await db
+      .select()
+      .from(items)
+      .where(where)
+      .orderBy(asc(items.name), asc(items.id))
+      .offset(offsetOf(options))
+      .limit(options.maxResults);
+    const [n] = await db.select({ n: count() }).from(items).where(where);
+    const versions = await versionsOf(
+      db,
+      ctx.organizationId,
+      rows.map((r) => r.id),
+    );
+    return pageOf(
+      rows.map((r) => present(r, versions.get(r.id))),
+      options,
+      n?.n ?? 0,
+    );
+  },
+  get: (db, ctx, id) => getOne(db, ctx.organizationId, id),
+  async create(tx: Tx, ctx, payload): Promise<WriteResult> {
+    const name = textOf(payload, 'Name');
+    if (!name || name.trim() === '') throw invalid('Name', 'is required');
+    const item = await createItem(tx, ledgerContextOf(ctx), ctx.organizationId, {
+      name,
+      kind: kindOf(payload),
+      description: textOf(payload, 'Description') ?? null,
+      unitPriceCents:
+        payload.UnitPrice === undefined ? 0 : centsOf(payload.UnitPrice, 'UnitPrice', { allowZero: true }),
+      incomeAccountId: refOf(payload, 'IncomeAccountRef') ?? null,
+      expenseAccountId: refOf(payload, 'ExpenseAccountRef') ?? null,
+    });
+    return { record: await getOne(tx, ctx.organizationId, item.id), syncTokenBefore: null, journal: [] };
+  },
+  async update(tx: Tx, ctx, id, payload): Promise<WriteResult> {
+    const before = await checkSyncToken(
+      tx,
+      'items',
+      ctx.organizationId,
+      id,
+      payload.SyncToken,
+      () => getOne(tx, ctx.organizationId, id),
+      'Item',
+    );
+    const active = booleanOf(payload, 'Active');
+    await updateItem(tx, ledgerContextOf(ctx), ctx.organizationId, id, {
+      name: textOf(payload, 'Name'),
+      kind: kindOf(payload),
+      ...(payload.Description !== undefined ? { description: textOf(payload, 'Description') ?? null } : {}),
+      ...(payload.UnitPrice !== undefined
+        ? { unitPriceCents: centsOf(payload.UnitPrice, 'UnitPrice', { allowZero: true }) }
+        : {}),
+      ...(payload.IncomeAccountRef !== undefined
+        ? { incomeAccountId: refOf(payload, 'IncomeAccountRef') ?? null }
+        : {}),
+      ...(payload.ExpenseAccountRef !== undefined
+        ? { expenseAccountId: refOf(payload, 'ExpenseAccountRef') ?? null }
+        : {}),
+      ...(active !== undefined ? { archived: !active } : {}),
+    });
+    return { record: await getOne(tx, ctx.organizationId, id), syncTokenBefore: before, journal: [] };
+  },
+};

@@ -1,0 +1,143 @@
+import { DomainError, isUuid } from '@firm/core';
+import { type Executor, rowsOf } from '@firm/db';
+import { type SQL, sql } from 'drizzle-orm';
+import type { Condition, PlatformContext, PlatformQuery, PlatformRecord, QueryResult, QueryValue } from '../types';
+import type { EntityHandler } from './handler';
+
+export type FieldType = 'id' | 'text' | 'number' | 'boolean' | 'date' | 'timestamp';
+
+/** What a query reads for one entity: its rows (aliased `t`, versions `v`), tenant-scoped, and its fields as SQL. */
+export interface QuerySource {
+  from: SQL;
+  where(organizationId: string): SQL;
+  fields: Record<string, { sql: SQL; type: FieldType }>;
+}
+
+/** The fields every entity has. */
+const COMMON: QuerySource['fields'] = {
+  Id: { sql: sql`t.id::text`, type: 'id' },
+  'MetaData.CreateTime': { sql: sql`t.created_at`, type: 'timestamp' },
+  'MetaData.LastUpdatedTime': { sql: sql`coalesce(v.updated_at, t.created_at)`, type: 'timestamp' },
+};
+
+/** A table joined with its records' versions, for a query source. */
+export const versioned = (table: string): SQL =>
+  sql`${sql.identifier(table)} t left join record_versions v on v.organization_id = t.organization_id and v.record_id = t.id`;
+
+const bad = (field: string, value: QueryValue, expected: string) =>
+  new DomainError('QUERY_INVALID', `${field} compares with ${expected}, not ${JSON.stringify(value)}`, [
+    { field: 'query', message: `${field} compares with ${expected}` },
+  ]);
+
+/** A literal as the field's column compares: always a parameter, never query text. */
+function parameter(field: string, type: FieldType, value: QueryValue): SQL {
+  switch (type) {
+    case 'number': {
+      const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN;
+      if (!Number.isFinite(n) || (typeof value === 'string' && value.trim() === ''))
+        throw bad(field, value, 'a number');
+      return sql`${n}::numeric`;
+    }
+    case 'boolean': {
+      if (typeof value === 'boolean') return sql`${value}::boolean`;
+      if (value === 'true' || value === 'false') return sql`${value === 'true'}::boolean`;
+      throw bad(field, value, 'true or false');
+    }
+    case 'date':
+      if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw bad(field, value, 'a YYYY-MM-DD date');
+      return sql`${value}::date`;
+    case 'timestamp':
+      if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw bad(field, value, 'a date and time');
+      return sql`${new Date(value).toISOString()}::timestamptz`;
+    default:
+      return sql`${String(value)}::text`;
+  }
+}
+
+function condition(source: QuerySource, c: Condition): SQL {
+  const field = source.fields[c.field];
+  if (!field) throw new DomainError('QUERY_INVALID', `no queryable field ${c.field}`);
+  if (c.op === 'IN') {
+    return sql`${field.sql} in (${sql.join(
+      c.values.map((v) => parameter(c.field, field.type, v)),
+      sql`, `,
+    )})`;
+  }
+  if (c.op === 'LIKE') {
+    if (field.type !== 'text') throw bad(c.field, c.value, 'a value, not a LIKE pattern');
+    return sql`${field.sql} like ${c.value}`;
+  }
+  return sql`${field.sql} ${sql.raw(c.op === '!=' ? '<>' : c.op)} ${parameter(c.field, field.type, c.value)}`;
+}
+
+/** Keeps the selected fields of a record (and its Id), following dotted names into nested objects. */
+function project(record: PlatformRecord, fields: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = { Id: record.Id };
+  for (const name of fields) {
+    const [head, ...rest] = name.split('.');
+    if (!head) continue;
+    if (rest.length === 0) {
+      if (record[head] !== undefined) out[head] = record[head];
+      continue;
+    }
+    const nested = record[head] as Record<string, unknown> | undefined;
+    const leaf = rest.join('.');
+    if (nested && nested[leaf] !== undefined) {
+      out[head] = { ...((out[head] as object | undefined) ?? {}), [leaf]: nested[leaf] };
+    }
+  }
+  return out;
+}
+
+/**
+ * Runs a checked query as one parameterized statement over the entity's tenant-scoped rows: every literal is a
+ * parameter and every field an expression from the entity's own table, so no query text reaches SQL. The records
+ * are then read as the entity's reads present them.
+ */
+export async function runQuery(
+  db: Executor,
+  ctx: PlatformContext,
+  handler: EntityHandler,
+  query: PlatformQuery,
+): Promise<QueryResult> {
+  const source = handler.query;
+  if (!source) throw new DomainError('QUERY_INVALID', `${query.entity} cannot be queried`);
+  const fields = { ...COMMON, ...source.fields };
+  const full: QuerySource = { ...source, fields };
+  // Ids of these books are UUIDs; another id can match nothing, and must not reach a uuid comparison.
+  const where = sql.join([source.where(ctx.organizationId), ...query.where.map((c) => condition(full, c))], sql` and `);
+  const [counted] = rowsOf<{ n: number }>(
+    await db.execute(sql`select count(*)::int as n from ${source.from} where ${where}`),
+  );
+  const totalCount = counted?.n ?? 0;
+  if (query.select === 'count') return { QueryResponse: { totalCount } };
+  const order = [
+    ...query.orderBy.map((o) => {
+      const f = fields[o.field];
+      if (!f) throw new DomainError('QUERY_INVALID', `no queryable field ${o.field}`);
+      return sql`${f.sql} ${sql.raw(o.direction === 'DESC' ? 'desc' : 'asc')}`;
+    }),
+    sql`t.created_at asc`,
+    sql`t.id asc`,
+  ];
+  const ids = rowsOf<{ id: string }>(
+    await db.execute(sql`
+      select t.id::text as id from ${source.from} where ${where}
+      order by ${sql.join(order, sql`, `)}
+      offset ${query.startPosition - 1} limit ${query.maxResults}`),
+  ).map((r) => r.id);
+  const records = await Promise.all(ids.filter(isUuid).map((id) => handler.get(db, ctx, id)));
+  const select = query.select;
+  return {
+    QueryResponse: {
+      [query.entity]: select === '*' ? records : records.map((r) => project(r, select)),
+      startPosition: query.startPosition,
+      maxResults: records.length,
+      totalCount,
+    },
+  };
+}
+
+/** The fields a query may name on an entity: the common ones and the entity's own. */
+export const queryFieldsOf = (handler: EntityHandler): string[] =>
+  handler.query ? [...Object.keys(COMMON), ...Object.keys(handler.query.fields)] : [];
