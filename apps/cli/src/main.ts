@@ -499,7 +499,7 @@ export function parseCommand(argv: string[]): Parsed {
   return { kind: 'run', command, values: parsed.values as Values, args: parsed.positionals };
 }
 
-/** The option, if any, with which this command line reads standard input. */
+/** True when this command line reads standard input (its command's stdin option is given). */
 export function readsStdin(parsed: Parsed): boolean {
   return parsed.kind === 'run' && Boolean(parsed.command.stdinOption && parsed.values[parsed.command.stdinOption]);
 }

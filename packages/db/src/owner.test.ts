@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './connection';
-import { DataDirInUseError, type OwnerIo, claimDataDir, ownsDataDir, runInOwner } from './owner';
+import { DataDirInUseError, type OwnerIo, claimDataDir, ownsDataDir, runInOwner, socketAddress } from './owner';
 
 let dataDir: string;
 beforeEach(async () => {
@@ -129,8 +129,7 @@ describe('the owner of an embedded data directory', () => {
     try {
       const token = await readFile(join(dataDir, 'owner.token'), 'utf8');
       for (const request of ['not json\n', '[1,2]\n', `${JSON.stringify({ token, argv: 'seed' })}\n`]) {
-        const address = process.platform === 'linux' ? await abstractAddress() : join(dataDir, 'owner.sock');
-        const socket = connect(address);
+        const socket = connect(socketAddress(dataDir));
         socket.write(request);
         let reply = '';
         socket.on('data', (chunk) => (reply += chunk.toString()));
@@ -158,10 +157,4 @@ describe('the owner of an embedded data directory', () => {
     const owner = await claimDataDir(dataDir);
     await owner.release();
   }, 30_000);
-
-  async function abstractAddress(): Promise<string> {
-    const { statSync } = await import('node:fs');
-    const { dev, ino } = statSync(dataDir, { bigint: true });
-    return `\0firm-ledger-data-${dev}-${ino}`;
-  }
 });

@@ -74,7 +74,8 @@ interface Request {
 
 type Reply = { out: string } | { err: string } | { exit: number } | { pid: number };
 
-function socketAddress(dataDir: string): string {
+/** Where the owner of `dataDir` listens: an abstract socket on Linux, else `owner.sock` in the directory. */
+export function socketAddress(dataDir: string): string {
   if (process.platform === 'linux') {
     const { dev, ino } = statSync(dataDir, { bigint: true });
     return `\0firm-ledger-data-${dev}-${ino}`;

@@ -13,7 +13,8 @@ type JsonObject = { [key: string]: Json };
 const MIN_SHARED_LENGTH = 160;
 
 const isObject = (v: Json | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const pascal = (s: string) =>
+/** `PascalCase` of the words in `s`: names of operations and component schemas. */
+export const pascal = (s: string) =>
   s
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean)

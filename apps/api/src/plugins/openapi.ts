@@ -4,7 +4,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
 import { ERROR_TABLE } from '../errors';
-import { hoistComponentSchemas } from './openapi-components';
+import { hoistComponentSchemas, pascal } from './openapi-components';
 import { VERSION } from '../version';
 
 /** What each tag groups; every tag a route uses is declared, with its description when it has one here. */
@@ -54,13 +54,6 @@ function declareTags(document: OpenApiDocument): OpenApiDocument {
     .map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name }));
   return { ...document, tags };
 }
-
-const pascal = (s: string) =>
-  s
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => (w[0]?.toUpperCase() ?? '') + w.slice(1))
-    .join('');
 
 /**
  * `getCompaniesByCompanyIdAccounts` for `GET /api/v1/companies/:companyId/accounts`: the method, then the path's
