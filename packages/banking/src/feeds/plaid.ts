@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '@firm/core';
 import { type CryptoKey, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
-import { Configuration, PlaidApi } from 'plaid';
+import type { PlaidApi } from 'plaid';
 import type { Aggregator, FeedAccount, FeedPage, FeedTransaction, FeedWebhook } from './aggregator';
 
 export interface PlaidOptions {
@@ -52,25 +52,35 @@ function aggregatorError(err: unknown): DomainError {
 /** The Plaid connector, through the official `plaid` client. */
 export class PlaidAggregator implements Aggregator {
   readonly provider = 'plaid';
-  private readonly api: PlaidApi;
+  private client: Promise<PlaidApi> | null = null;
   /** Verification keys by key id, fetched from the aggregator once each. */
   private readonly webhookKeys = new Map<string, CryptoKey | Uint8Array>();
 
-  constructor(options: PlaidOptions) {
-    this.api = new PlaidApi(
-      new Configuration({
-        basePath: options.basePath,
-        baseOptions: {
-          timeout: options.timeoutMs ?? 15_000,
-          headers: { 'PLAID-CLIENT-ID': options.clientId, 'PLAID-SECRET': options.secret },
-        },
-      }),
+  constructor(private readonly options: PlaidOptions) {}
+
+  /**
+   * The official client, loaded on first use: its generated API is about 90 MB of heap, which a process that never
+   * talks to the aggregator (most API instances, the CLI) should not carry.
+   */
+  private api(): Promise<PlaidApi> {
+    this.client ??= import('plaid').then(
+      ({ Configuration, PlaidApi }) =>
+        new PlaidApi(
+          new Configuration({
+            basePath: this.options.basePath,
+            baseOptions: {
+              timeout: this.options.timeoutMs ?? 15_000,
+              headers: { 'PLAID-CLIENT-ID': this.options.clientId, 'PLAID-SECRET': this.options.secret },
+            },
+          }),
+        ),
     );
+    return this.client;
   }
 
   async exchangePublicToken(publicToken: string) {
     try {
-      const { data } = await this.api.itemPublicTokenExchange({ public_token: publicToken });
+      const { data } = await (await this.api()).itemPublicTokenExchange({ public_token: publicToken });
       return { accessToken: data.access_token, itemId: data.item_id };
     } catch (err) {
       throw aggregatorError(err);
@@ -79,7 +89,7 @@ export class PlaidAggregator implements Aggregator {
 
   async accounts(accessToken: string): Promise<FeedAccount[]> {
     try {
-      const { data } = await this.api.accountsGet({ access_token: accessToken });
+      const { data } = await (await this.api()).accountsGet({ access_token: accessToken });
       return data.accounts.map((a) => ({
         id: a.account_id,
         name: a.name,
@@ -94,7 +104,9 @@ export class PlaidAggregator implements Aggregator {
 
   async syncPage(accessToken: string, cursor: string | null, count: number): Promise<FeedPage> {
     try {
-      const { data } = await this.api.transactionsSync({
+      const { data } = await (
+        await this.api()
+      ).transactionsSync({
         access_token: accessToken,
         ...(cursor ? { cursor } : {}),
         count,
@@ -133,7 +145,7 @@ export class PlaidAggregator implements Aggregator {
     let key = this.webhookKeys.get(kid);
     if (!key) {
       try {
-        const { data } = await this.api.webhookVerificationKeyGet({ key_id: kid });
+        const { data } = await (await this.api()).webhookVerificationKeyGet({ key_id: kid });
         key = await importJWK(data.key as unknown as JWK, 'ES256');
       } catch {
         throw refuse('unknown key id');
