@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import { Format, registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import { type Aggregator, PlaidAggregator } from '@firm/banking';
+import { isIsoTimestamp } from '@firm/core';
 import { type Database, DatabaseStatus } from '@firm/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { bankTokenKeysOf, type Config, trustProxyOf } from './config';
+import { registerJsonBodyParser } from './json-body';
 import { refuseUnstorableText } from './text';
 import { errorsPlugin, sendError } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
@@ -49,6 +51,8 @@ export interface AppDeps {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 registerAjvFormats();
+// RFC 3339 allows date-times Postgres cannot hold (the year 0000, offsets beyond ±15:59): refuse them as invalid.
+Format.Set('date-time', isIsoTimestamp);
 
 /** Builds the service without listening. Tests call it with a test database; server.ts listens. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -68,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Request bodies are JSON only; anything else is 415 rather than a string the schema rejects.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   app.decorate('database', database);
   const routeTable: { method: string; url: string }[] = [];
   app.decorate('routeTable', routeTable);

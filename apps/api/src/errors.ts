@@ -1,6 +1,7 @@
 import { DomainError, ERROR_CODES, type ErrorCode, type ErrorDetail, isDomainError } from '@firm/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { isConnectionLost, pgErrorOf } from '@firm/db';
 import { ledgerErrorOf } from '@firm/ledger';
 import { Type } from 'typebox';
@@ -22,6 +23,11 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
   FORBIDDEN: { status: 403, retryable: false, description: 'The caller may not do this.' },
   NOT_FOUND: { status: 404, retryable: false, description: 'No such resource for this caller.' },
   ROUTE_NOT_FOUND: { status: 404, retryable: false, description: 'No such route.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    retryable: false,
+    description: 'The route exists but not for this method; the Allow header lists the methods it takes.',
+  },
   ORGANIZATION_REQUIRED: { status: 400, retryable: false, description: 'The x-organization-id header is required.' },
   ORGANIZATION_NOT_FOUND: { status: 404, retryable: false, description: 'No such organization for this caller.' },
   ACCOUNT_NOT_FOUND: { status: 404, retryable: false, description: 'No such account in this organization.' },
@@ -402,16 +408,45 @@ export function toErrorResponse(err: unknown): { code: ErrorCode; message: strin
 }
 
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  let allowedMethods: ((path: string) => string[]) | undefined;
+  /** No route takes the request: 405 with Allow when some route takes its path with another method, else 404. */
+  const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    allowedMethods ??= methodsByPath(app.routeTable);
+    const allow = allowedMethods(path);
+    if (allow.length > 0) {
+      reply.header('allow', allow.join(', '));
+      return sendError(reply, request, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}`);
+    }
+    return sendError(reply, request, 'ROUTE_NOT_FOUND', `no route ${request.method} ${path}`);
+  };
   app.setErrorHandler((err, request, reply) => {
+    // A body no route would read (QUERY without a Content-Type, bad JSON to an unknown path): no route, first.
+    if (request.is404 && isBodyError(err)) return noRoute(request, reply);
     const mapped = toErrorResponse(err);
     if (mapped.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unexpected error');
     // An outage is logged once when it starts and once when it ends, not per request.
     else if (mapped.code === 'SERVICE_UNAVAILABLE' && isConnectionLost(err)) app.databaseStatus.reportUnavailable(err);
     return sendError(reply, request, mapped.code, mapped.message, mapped.details);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, request, 'ROUTE_NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`),
-  );
+  app.setNotFoundHandler(noRoute);
 });
+
+function isBodyError(err: unknown): boolean {
+  const code = (err as FastifyError).code ?? '';
+  return code.startsWith('FST_ERR_CTP_') || code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE';
+}
+
+/** For a path, the methods some route takes it with (HEAD wherever GET is), from a router of the route table. */
+function methodsByPath(routes: readonly { method: string; url: string }[]): (path: string) => string[] {
+  const router = FindMyWay({ ignoreTrailingSlash: true });
+  const methods = [...new Set(routes.map((r) => r.method))];
+  for (const { method, url } of routes) router.on(method as HTTPMethod, url, () => {});
+  return (path) => {
+    const allow = methods.filter((method) => router.find(method as HTTPMethod, path) !== null);
+    if (allow.includes('GET')) allow.push('HEAD');
+    return allow.sort();
+  };
+}
 
 export { DomainError };

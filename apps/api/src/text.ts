@@ -1,12 +1,10 @@
-import { DomainError } from '@firm/core';
+import { DomainError, hasLoneSurrogate } from '@firm/core';
 import type { FastifyRequest } from 'fastify';
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Why Postgres cannot store this text, or null when it can. */
 function textProblem(value: string): string | null {
   if (value.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
-  if (LONE_SURROGATE.test(value)) return 'must be well-formed Unicode (a \\ud800-\\udfff escape without its pair)';
+  if (hasLoneSurrogate(value)) return 'must be well-formed Unicode (a \\ud800-\\udfff escape without its pair)';
   return null;
 }
 

@@ -1,4 +1,5 @@
-import { isIsoDate } from './dates';
+import { isIsoDate, isIsoTimestamp } from './dates';
+import { isStorableText } from './text';
 import { DomainError } from './errors';
 import { isUuid } from './ids';
 
@@ -16,8 +17,8 @@ export type CursorKey = 'uuid' | 'date' | 'timestamp' | 'string' | 'int';
 const keyIsValid: Record<CursorKey, (k: unknown) => boolean> = {
   uuid: (k) => typeof k === 'string' && isUuid(k),
   date: (k) => typeof k === 'string' && isIsoDate(k),
-  timestamp: (k) => typeof k === 'string' && !Number.isNaN(Date.parse(k)),
-  string: (k) => typeof k === 'string',
+  timestamp: (k) => typeof k === 'string' && isIsoTimestamp(k),
+  string: (k) => typeof k === 'string' && isStorableText(k),
   int: (k) => typeof k === 'number' && Number.isInteger(k) && k >= 0 && k <= 2_147_483_647,
 };
 

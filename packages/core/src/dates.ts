@@ -11,3 +11,21 @@ export function isIsoDate(value: string): boolean {
   const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
   return d.toISOString().slice(0, 10) === value;
 }
+
+const ISO_TIMESTAMP =
+  /^(\d{4}-\d{2}-\d{2})[Tt ]([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.\d{1,9})?(?:[Zz]|[+-](0\d|1[0-5]):([0-5]\d))$/;
+
+/**
+ * True for an RFC 3339 date-time that Postgres can hold as a timestamptz: a real calendar date from year 0001 to
+ * 9999 and a UTC offset within ±15:59 (Postgres refuses larger offsets and the year 0000, which RFC 3339 allows).
+ */
+export function isIsoTimestamp(value: string): boolean {
+  const m = ISO_TIMESTAMP.exec(value);
+  if (!m) return false;
+  const day = m[1] as string;
+  const [y, mo, d] = day.split('-').map(Number) as [number, number, number];
+  if (y < 1) return false;
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}

@@ -5,3 +5,4 @@ export * from './events';
 export * from './ids';
 export * from './scopes';
 export * from './dates';
+export * from './text';
