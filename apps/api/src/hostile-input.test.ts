@@ -1,5 +1,6 @@
 import { encodeCursor } from '@firm/core';
 import { randomUUID } from 'node:crypto';
+import { rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonDepth, MAX_JSON_DEPTH } from './json-body';
@@ -12,9 +13,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const count = async (table: string) =>
-  Number(
-    ((await t.database.db.execute(sql.raw(`select count(*)::int as n from ${table}`))).rows[0] as { n: number }).n,
-  );
+  rowsOf<{ n: number }>(await t.database.db.execute(sql.raw(`select count(*)::int as n from ${table}`)))[0]?.n;
 const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 
 describe('deeply nested JSON', () => {
