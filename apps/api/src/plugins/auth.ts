@@ -120,8 +120,10 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
       for (const [status, s] of Object.entries(errorResponses(...statuses))) response[status] ??= s;
     };
     add(400, 500, 503);
+    // Every route a limiter counts can answer 429: public documents, the session and sign-in pages included.
+    if (route.config?.rateLimit !== false) add(429);
     if (!scope) return;
-    add(401, 403, 404, 429);
+    add(401, 403, 404);
     schema.security = [{ bearerAuth: [] }];
     (schema as Record<string, unknown>)['x-required-scope'] = scope;
     const needs = `Requires scope \`${scope}\`.`;

@@ -163,3 +163,24 @@ describe('when Redis is down', () => {
     }
   });
 });
+
+describe('public routes', () => {
+  it('count a request carrying a valid key against the key, not the anonymous per-IP limit', async () => {
+    const key = await newKey();
+    const statuses: number[] = [];
+    for (let i = 0; i < LIMITS.RATE_LIMIT_ANONYMOUS_MAX + 1; i++) {
+      statuses.push((await t.app.inject({ method: 'GET', url: '/api/openapi.json', headers: key })).statusCode);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200]);
+    // The key's own limit still applies.
+    expect((await t.app.inject({ method: 'GET', url: '/api/openapi.json', headers: key })).statusCode).toBe(429);
+  });
+
+  it('document the 429 they can answer, and the probes that are never limited do not', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json', headers: await newKey() })).json();
+    for (const path of ['/api/openapi.json', '/api/session', '/.well-known/oauth-authorization-server']) {
+      expect(Object.keys(doc.paths[path].get.responses), path).toContain('429');
+    }
+    expect(Object.keys(doc.paths['/api/health'].get.responses)).not.toContain('429');
+  });
+});

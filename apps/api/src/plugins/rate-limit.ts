@@ -71,10 +71,12 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
   const perCaller = app.rateLimit({
     timeWindow: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
     keyGenerator: async (request) => {
-      if (request.routeOptions.config.scope) {
+      // A valid credential counts against itself on every route, public ones (documents, session) included.
+      if (request.routeOptions.config.scope || request.headers.authorization) {
         const credential = await app.resolveCredential(request).catch(() => null);
         if (credential) return `${credential.kind}:${credential.id}`;
-      } else {
+      }
+      if (!request.routeOptions.config.scope) {
         // Pages of signed-in users (the consent page) count against the user, not the address.
         const session = await getSession(request).catch(() => null);
         if (session) return `session:${session.user.id}`;
