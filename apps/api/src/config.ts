@@ -46,6 +46,7 @@ const ConfigSchema = Type.Object({
   /** Sign-in attempts per IP address, and per account, per login window. */
   LOGIN_RATE_LIMIT_IP_MAX: Type.Integer({ default: 30, minimum: 1 }),
   LOGIN_RATE_LIMIT_ACCOUNT_MAX: Type.Integer({ default: 10, minimum: 1 }),
+  LOGIN_RATE_LIMIT_ACCOUNT_ANY_IP_MAX: Type.Integer({ default: 200, minimum: 1 }),
   LOGIN_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ default: 900, minimum: 1 }),
   /** Requests to /api/oauth/token and to /api/oauth/register per IP address per rate-limit window. */
   OAUTH_TOKEN_RATE_LIMIT_MAX: Type.Integer({ default: 60, minimum: 1 }),

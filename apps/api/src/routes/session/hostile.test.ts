@@ -142,9 +142,13 @@ describe('sessions', () => {
 });
 
 describe('login brute force from many addresses', () => {
-  it('is limited per account whatever the IP address, and the right password is refused too once blocked', async () => {
+  it('blocks an account per address, so a stranger cannot lock its owner out, and caps guesses from everywhere', async () => {
     const limited = await buildApp({
-      config: testConfig({ LOGIN_RATE_LIMIT_ACCOUNT_MAX: 3, LOGIN_RATE_LIMIT_IP_MAX: 100 }),
+      config: testConfig({
+        LOGIN_RATE_LIMIT_ACCOUNT_MAX: 3,
+        LOGIN_RATE_LIMIT_ACCOUNT_ANY_IP_MAX: 5,
+        LOGIN_RATE_LIMIT_IP_MAX: 100,
+      }),
       database: t.database,
     });
     try {
@@ -152,13 +156,21 @@ describe('login brute force from many addresses', () => {
         const { jar, fields } = await loginForm(limited, ip);
         return postLogin(jar, { ...fields, email, password }, limited, ip);
       };
-      for (let i = 0; i < 3; i++) expect((await attempt(`10.1.0.${i + 1}`, OWNER, `guess-${i}`)).statusCode).toBe(401);
-      // a fourth address, a differently spelled email, even the right password: the account is blocked
-      const blocked = await attempt('10.1.0.9', ' OWNER@demo-firm.test', DEMO_PASSWORD);
+      for (let i = 0; i < 3; i++) expect((await attempt('10.1.0.1', OWNER, `guess-${i}`)).statusCode).toBe(401);
+      // from the guessing address, a differently spelled email, even the right password: blocked
+      const blocked = await attempt('10.1.0.1', ' OWNER@demo-firm.test', DEMO_PASSWORD);
       expect(blocked.statusCode).toBe(429);
       expect(blocked.json().error.code).toBe('RATE_LIMITED');
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
       expect(blocked.headers['set-cookie']).toBeUndefined();
+      // the owner, from their own address, still signs in
+      expect((await attempt('10.1.0.2', OWNER, DEMO_PASSWORD)).statusCode).toBe(303);
+      // guesses spread over more addresses reach the account-wide cap: then every address is refused
+      expect((await attempt('10.1.0.3', OWNER, 'guess-3')).statusCode).toBe(401);
+      expect((await attempt('10.1.0.4', OWNER, 'guess-4')).statusCode).toBe(401);
+      const capped = await attempt('10.1.0.2', OWNER, DEMO_PASSWORD);
+      expect(capped.statusCode).toBe(429);
+      expect(capped.headers['ratelimit-limit']).toBe('5');
       // another account is not affected
       expect((await attempt('10.1.0.9', 'someone@demo-firm.test', 'guess')).statusCode).toBe(401);
     } finally {
@@ -208,7 +220,8 @@ describe('login limits cannot be dodged', () => {
     }
     const prefix = `test-login-limit:${process.pid}:${Date.now()}:`;
     const config = testConfig({
-      LOGIN_RATE_LIMIT_ACCOUNT_MAX: 2,
+      LOGIN_RATE_LIMIT_ACCOUNT_MAX: 100,
+      LOGIN_RATE_LIMIT_ACCOUNT_ANY_IP_MAX: 2,
       LOGIN_RATE_LIMIT_IP_MAX: 100,
       REDIS_URL: 'redis://127.0.0.1:6379',
       REDIS_KEY_PREFIX: prefix,

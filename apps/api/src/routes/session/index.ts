@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import { createSession, normalizeEmail, revokeSession, safeEqual, verifyLogin } from '@firm/identity';
 import { errorResponses, sendError } from '../../errors';
@@ -77,11 +78,21 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     );
 
-    const accountLimit = pages.createRateLimit({
-      max: config.LOGIN_RATE_LIMIT_ACCOUNT_MAX,
-      timeWindow: config.LOGIN_RATE_LIMIT_WINDOW_SECONDS * 1000,
-      keyGenerator: (request) => `login-account:${normalizeEmail((request.body as { email: string }).email)}`,
-    });
+    const accountOf = (request: FastifyRequest) => normalizeEmail((request.body as { email: string }).email);
+    // Failed sign-ins count per account and address, so that someone who knows an e-mail address cannot lock its
+    // owner out from elsewhere; and per account from every address, much higher, against a spread-out guess.
+    const failureLimits = [
+      pages.createRateLimit({
+        max: config.LOGIN_RATE_LIMIT_ACCOUNT_MAX,
+        timeWindow: config.LOGIN_RATE_LIMIT_WINDOW_SECONDS * 1000,
+        keyGenerator: (request) => `login-account:${accountOf(request)}:${ipKey(request)}`,
+      }),
+      pages.createRateLimit({
+        max: config.LOGIN_RATE_LIMIT_ACCOUNT_ANY_IP_MAX,
+        timeWindow: config.LOGIN_RATE_LIMIT_WINDOW_SECONDS * 1000,
+        keyGenerator: (request) => `login-account:${accountOf(request)}`,
+      }),
+    ];
 
     pages.post(
       '/login',
@@ -98,7 +109,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
           summary: 'Sign in',
           description:
             'Form post (application/x-www-form-urlencoded) of the sign-in page. Limited per IP address (every ' +
-            'attempt) and per account (failed attempts), see LOGIN_RATE_LIMIT_*; over either it answers 429 RATE_LIMITED.',
+            'attempt), and failed attempts per account and IP address and per account from every address, see ' +
+            'LOGIN_RATE_LIMIT_*; over any of them it answers 429 RATE_LIMITED.',
           consumes: ['application/x-www-form-urlencoded'],
           body: LoginForm,
           response: LoginResponses,
@@ -115,12 +127,13 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
             'The form is missing its security token or it has expired. Open the sign-in page and try again.',
           );
         }
-        // Failed attempts count against the account; a blocked account is refused before its password is checked.
-        enforceLimit(reply, await accountLimit(request, { increment: false }), { read: true });
+        // A blocked account (from this address, or from everywhere) is refused before its password is checked.
+        for (const limit of failureLimits)
+          enforceLimit(reply, await limit(request, { increment: false }), { read: true });
         const returnTo = safeReturnTo(request.body.return_to);
         const user = await verifyLogin(db(), request.body.email, request.body.password);
         if (!user) {
-          await accountLimit(request);
+          for (const limit of failureLimits) await limit(request);
           return sendPage(
             reply,
             'Sign in',
