@@ -7,9 +7,10 @@ import type { Config } from './config';
 
 /**
  * How a route picks its organization: from the `x-organization-id` header, from `:companyId`, from the agent
- * gateway's `:clientId`, or not at all.
+ * gateway's `:clientId`, or not at all (`none`); `firm`: none, and the route manages the whole firm, so only a
+ * credential that covers every organization of the firm may call it.
  */
-export type OrganizationSource = 'header' | 'path' | 'client' | 'none';
+export type OrganizationSource = 'header' | 'path' | 'client' | 'none' | 'firm';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -2582,7 +2582,11 @@ export interface paths {
          *
          *     Requires scope `connections:read`.
          *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         *
          *     Requires scope `connections:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
          */
         get: operations["getOauthConnections"];
         put?: never;
@@ -2608,6 +2612,8 @@ export interface paths {
          * @description Revokes the connection: its access and refresh tokens stop working at once. Owners and admins only.
          *
          *     Requires scope `connections:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
          */
         delete: operations["deleteOauthConnectionsById"];
         options?: never;
@@ -3449,7 +3455,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in
-         * @description Form post (application/x-www-form-urlencoded) of the sign-in page. Limited per IP address (every attempt) and per account (failed attempts), see LOGIN_RATE_LIMIT_*; over either it answers 429 RATE_LIMITED.
+         * @description Form post (application/x-www-form-urlencoded) of the sign-in page. Limited per IP address (every attempt), and failed attempts per account and IP address and per account from every address, see LOGIN_RATE_LIMIT_*; over any of them it answers 429 RATE_LIMITED.
          */
         post: operations["postLogin"];
         delete?: never;

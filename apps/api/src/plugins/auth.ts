@@ -128,6 +128,10 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
     (schema as Record<string, unknown>)['x-required-scope'] = scope;
     const needs = `Requires scope \`${scope}\`.`;
     schema.description = schema.description ? `${schema.description}\n\n${needs}` : needs;
+    if (route.config?.organization === 'firm') {
+      const firmWide = 'Needs a credential that covers every organization of the firm (not one limited to some).';
+      schema.description = `${schema.description}\n\n${firmWide}`;
+    }
     if (route.config?.organization === 'header') {
       const headers = (schema.headers ?? Type.Object({})) as ReturnType<typeof Type.Object>;
       schema.headers = Type.Object({ ...headers.properties, ...OrganizationHeader.properties });
@@ -154,6 +158,15 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
       return sendError(reply, request, 'INSUFFICIENT_SCOPE', `this credential lacks the scope ${scope}`, [
         { message: 'missing scope', scope },
       ]);
+    }
+    // Firm-wide management (connected apps) acts on every organization: a credential limited to some may not.
+    if (config.organization === 'firm' && credential.organizationIds !== null) {
+      return sendError(
+        reply,
+        request,
+        'FORBIDDEN',
+        'this credential is limited to some organizations of the firm; firm-wide management needs one that covers all',
+      );
     }
     request.credential = credential;
   });

@@ -135,6 +135,39 @@ describe('DELETE /api/v1/oauth-connections/:id', () => {
   });
 });
 
+describe('a credential limited to some organizations', () => {
+  it('can neither list the firm’s connections nor disconnect one (403 FORBIDDEN), with every scope', async () => {
+    const [first, second] = t.demo.organizations;
+    const forSecond = await connect(
+      t.app,
+      owner,
+      registered,
+      {},
+      { decision: 'approve', organizations: 'selected', organization_ids: [second?.id as string] },
+    );
+    const { key } = await createApiKey(t.database.db, {
+      firmId: t.demo.firmId,
+      organizationIds: [first?.id as string],
+    });
+    const narrowed = { authorization: `Bearer ${key}` };
+    const listed = await list(narrowed);
+    expect(listed.statusCode).toBe(403);
+    expect(listed.json().error.code).toBe('FORBIDDEN');
+    expect(listed.body).not.toContain('owner@demo-firm.test');
+    const id = (await list(t.auth)).json().data[0].id as string;
+    const removed = await remove(id, narrowed);
+    expect(removed.statusCode).toBe(403);
+    // nothing was disconnected: the app approved for the other organization still works
+    expect((await list(t.auth)).json().data.map((c: { id: string }) => c.id)).toContain(id);
+    const stillWorks = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/companies',
+      headers: bearer(forSecond.access_token),
+    });
+    expect(stillWorks.statusCode).toBe(200);
+  });
+});
+
 describe('a token of firm A on an organization of firm B', () => {
   it('is 404 in both route forms', async () => {
     const tokens = await connect(t.app, owner, registered, { scope: 'organizations:read accounts:read' });

@@ -25,7 +25,7 @@ export const oauthConnectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/oauth-connections',
     {
-      config: { scope: 'connections:read', organization: 'none' },
+      config: { scope: 'connections:read', organization: 'firm' },
       schema: {
         tags,
         summary: 'Partner apps connected to the firm',
@@ -53,7 +53,7 @@ export const oauthConnectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/oauth-connections/:id',
     {
-      config: { scope: 'connections:write', organization: 'none' },
+      config: { scope: 'connections:write', organization: 'firm' },
       schema: {
         tags,
         summary: 'Disconnect a partner app',
