@@ -4,7 +4,7 @@ import { type Aggregator, PlaidAggregator } from '@firm/banking';
 import { isIsoTimestamp } from '@firm/core';
 import { type Database, DatabaseStatus } from '@firm/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { bankTokenKeysOf, type Config, trustProxyOf } from './config';
+import { bankTokenKeysOf, type Config, trustProxyOf, webhookSecretKeysOf } from './config';
 import { registerJsonBodyParser } from './json-body';
 import { refuseUnstorableText } from './text';
 import { errorsPlugin, sendError } from './errors';
@@ -96,6 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       }),
   );
   app.decorate('bankTokenKeys', bankTokenKeysOf(config));
+  app.decorate('webhookSecretKeys', webhookSecretKeysOf(config));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // Before rate limits and authentication, which would query a schema that is not there yet.

@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, trustProxyOf } from './config';
+import { ConfigError, loadConfig, trustProxyOf, webhookSecretKeysOf } from './config';
+
+const KEYS = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
 
 describe('loadConfig', () => {
   it('applies defaults and converts numbers and booleans', () => {
@@ -17,9 +19,20 @@ describe('loadConfig', () => {
 
   it('needs PUBLIC_ORIGIN in production, so discovery documents never come from a Host header', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PUBLIC_ORIGIN/);
-    expect(loadConfig({ NODE_ENV: 'production', PUBLIC_ORIGIN: 'https://api.example.com' }).PUBLIC_ORIGIN).toBe(
-      'https://api.example.com',
+    expect(
+      loadConfig({ NODE_ENV: 'production', PUBLIC_ORIGIN: 'https://api.example.com', WEBHOOK_SECRET_KEYS: KEYS })
+        .PUBLIC_ORIGIN,
+    ).toBe('https://api.example.com');
+  });
+
+  it('needs WEBHOOK_SECRET_KEYS in production, so signing secrets are never sealed under the public development key', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', PUBLIC_ORIGIN: 'https://api.example.com' })).toThrow(
+      /WEBHOOK_SECRET_KEYS: required/,
     );
+    expect(() => loadConfig({ WEBHOOK_SECRET_KEYS: 'k1:short' })).toThrow(/WEBHOOK_SECRET_KEYS/);
+    const config = loadConfig({ WEBHOOK_SECRET_KEYS: `k2:${Buffer.alloc(32, 2).toString('base64')},${KEYS}` });
+    expect(webhookSecretKeysOf(config).current).toBe('k2');
+    expect([...webhookSecretKeysOf(config).keys.keys()]).toEqual(['k2', 'k1']);
   });
 
   it('reads TRUST_PROXY as off, on, or a list of proxies', () => {

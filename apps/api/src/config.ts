@@ -1,9 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { DEVELOPMENT_TOKEN_KEYS, parseTokenKeys, type TokenKeys } from '@firm/banking';
+import { DEVELOPMENT_SECRET_KEYS, parseSecretKeys, type SecretKeys } from '@firm/webhooks';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 
 /** Every environment variable the service reads, validated once at start-up. */
+/** `id:<32 bytes base64>[,id:<key>...]`: sealing keys, the first one current, the others still readable. */
+const SEALING_KEYS = '^[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44}(,[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44})*$';
+
 const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
@@ -88,9 +92,12 @@ const ConfigSchema = Type.Object({
    * one current, the others still readable. Unset: in production bank feeds cannot be connected (503); elsewhere a
    * fixed development key is used.
    */
-  BANK_TOKEN_KEYS: Type.Optional(
-    Type.String({ pattern: '^[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44}(,[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44})*$' }),
-  ),
+  BANK_TOKEN_KEYS: Type.Optional(Type.String({ pattern: SEALING_KEYS })),
+  /**
+   * Keys that seal webhook signing secrets at rest (AES-256-GCM), in the same form. Required in production; elsewhere
+   * a fixed development key is used. Put a new key first to rotate: the next start re-seals every secret under it.
+   */
+  WEBHOOK_SECRET_KEYS: Type.Optional(Type.String({ pattern: SEALING_KEYS })),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -98,7 +105,13 @@ export type Config = Static<typeof ConfigSchema>;
 export class ConfigError extends Error {}
 
 /** Variables that may instead be given as the path of a file holding them, in `<NAME>_FILE`. */
-const SECRET_FILE_KEYS = ['SESSION_SECRET', 'METRICS_TOKEN', 'DATABASE_URL'] as const;
+const SECRET_FILE_KEYS = [
+  'SESSION_SECRET',
+  'METRICS_TOKEN',
+  'DATABASE_URL',
+  'BANK_TOKEN_KEYS',
+  'WEBHOOK_SECRET_KEYS',
+] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, unknown> = {};
@@ -137,6 +150,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'invalid configuration: PUBLIC_ORIGIN: required when NODE_ENV=production (https://api.example.com)',
     );
   }
+  if (config.NODE_ENV === 'production' && !config.WEBHOOK_SECRET_KEYS) {
+    throw new ConfigError(
+      'invalid configuration: WEBHOOK_SECRET_KEYS: required when NODE_ENV=production (k1:<32 random bytes in base64>)',
+    );
+  }
   return config;
 }
 
@@ -145,6 +163,10 @@ export function bankTokenKeysOf(config: Config): TokenKeys | null {
   const spec = config.BANK_TOKEN_KEYS ?? (config.NODE_ENV === 'production' ? null : DEVELOPMENT_TOKEN_KEYS);
   return spec ? parseTokenKeys(spec) : null;
 }
+
+/** The keys sealing webhook signing secrets: WEBHOOK_SECRET_KEYS, or outside production a fixed development key. */
+export const webhookSecretKeysOf = (config: Config): SecretKeys =>
+  parseSecretKeys(config.WEBHOOK_SECRET_KEYS ?? DEVELOPMENT_SECRET_KEYS);
 
 /** Defaults for tests and embedding: everything a real start-up would have, without the environment. */
 export const testConfig = (overrides: Partial<Config> = {}): Config => ({

@@ -57,6 +57,7 @@ async function main() {
     const webhooks = createWebhookWorker({
       db: database.db,
       policy: { allowInsecureLocalhost: config.WEBHOOKS_ALLOW_INSECURE_LOCALHOST },
+      secretKeys: app.webhookSecretKeys,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       onAttempt: (outcome) => app.metrics.webhookAttempt(outcome),
       onError: (err) =>

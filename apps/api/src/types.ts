@@ -3,6 +3,7 @@ import type { Scope } from '@firm/core';
 import type { Database, DatabaseStatus } from '@firm/db';
 import type { Client } from '@firm/gateway';
 import type { Credential, Organization } from '@firm/identity';
+import type { SecretKeys } from '@firm/webhooks';
 import type { Config } from './config';
 
 /**
@@ -35,6 +36,8 @@ declare module 'fastify' {
     aggregator: Aggregator;
     /** Keys sealing aggregator access tokens at rest; null in production without BANK_TOKEN_KEYS. */
     bankTokenKeys: TokenKeys | null;
+    /** The keys webhook signing secrets are sealed under. */
+    webhookSecretKeys: SecretKeys;
     /** Every route registered, as method and URL pattern. */
     routeTable: ReadonlyArray<{ method: string; url: string }>;
   }

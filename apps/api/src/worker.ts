@@ -2,7 +2,7 @@ import { PlaidAggregator, runRequestedSyncs } from '@firm/banking';
 import { DatabaseStatus, isConnectionLost, openDatabase } from '@firm/db';
 import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
-import { bankTokenKeysOf, ConfigError, loadConfig } from './config';
+import { bankTokenKeysOf, webhookSecretKeysOf, ConfigError, loadConfig } from './config';
 
 /**
  * The webhook worker on its own (`npm run worker`), for deployments that scale delivery apart from
@@ -25,6 +25,7 @@ async function main() {
   const worker = createWebhookWorker({
     db: database.db,
     policy: { allowInsecureLocalhost: config.WEBHOOKS_ALLOW_INSECURE_LOCALHOST },
+    secretKeys: webhookSecretKeysOf(config),
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     onError: (err) =>
       isConnectionLost(err)

@@ -6,3 +6,4 @@ export * from './ids';
 export * from './scopes';
 export * from './dates';
 export * from './text';
+export * from './sealing';

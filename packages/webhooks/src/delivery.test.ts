@@ -17,6 +17,9 @@ import {
   dispatchOutbox,
   type WebhookWorker,
 } from './worker';
+import { DEVELOPMENT_SECRET_KEYS, parseSecretKeys } from './secrets';
+
+const secretKeys = parseSecretKeys(DEVELOPMENT_SECRET_KEYS);
 
 let database: TestDatabase;
 const db = () => database.db;
@@ -60,6 +63,7 @@ function worker(options: { timeoutMs?: number; resolve?: Resolver } = {}): Webho
   const w = createWebhookWorker({
     db: db(),
     policy: { ...policy, resolve: options.resolve },
+    secretKeys,
     timeoutMs: options.timeoutMs ?? 5000,
     now,
     random: () => 0.5,
@@ -90,7 +94,12 @@ async function firm() {
     return id;
   };
   const subscribe = async (input: Partial<SubscriptionInput> & { url: string }, resolve?: Resolver) =>
-    createSubscription(db(), owner, { eventTypes: ['*'], ...input }, { policy: { ...policy, resolve }, now });
+    createSubscription(
+      db(),
+      owner,
+      { eventTypes: ['*'], ...input },
+      { policy: { ...policy, resolve }, secretKeys, now },
+    );
   return { firmId, org1, org2, owner, emit, subscribe };
 }
 
@@ -334,6 +343,7 @@ describe('webhook delivery', () => {
     await expect(
       attemptDelivery(db(), claimed as ClaimedDelivery, {
         policy,
+        secretKeys,
         timeoutMs: 5000,
         now,
         random: () => 0.5,
@@ -371,7 +381,10 @@ describe('webhook delivery', () => {
     const f = await firm();
     const r = await receiver();
     const { subscription, secret: old } = await f.subscribe({ url: r.url });
-    const { secret: fresh, subscription: rotated } = await rotateSecret(db(), f.owner, subscription.id, { now });
+    const { secret: fresh, subscription: rotated } = await rotateSecret(db(), f.owner, subscription.id, {
+      now,
+      secretKeys,
+    });
     expect(fresh).not.toBe(old);
     expect(rotated.previousSecretExpiresAt).toEqual(new Date(clock.getTime() + 24 * 3600 * 1000));
     await f.emit('entry.posted', { n: 1 });
@@ -394,13 +407,13 @@ describe('webhook delivery', () => {
     const f = await firm();
     const r = await receiver();
     const { secret } = await f.subscribe({ url: r.url });
-    const first = createWebhookWorker({ db: db(), policy, timeoutMs: 5000, pollIntervalMs: 20 });
+    const first = createWebhookWorker({ db: db(), policy, secretKeys, timeoutMs: 5000, pollIntervalMs: 20 });
     first.start();
     await f.emit('entry.posted', { n: 1 });
     await expect.poll(() => r.received.length, { timeout: 10_000 }).toBe(1);
     await first.stop();
     await f.emit('entry.posted', { n: 2 });
-    const second = createWebhookWorker({ db: db(), policy, timeoutMs: 5000, pollIntervalMs: 20 });
+    const second = createWebhookWorker({ db: db(), policy, secretKeys, timeoutMs: 5000, pollIntervalMs: 20 });
     workers.push(second);
     second.start();
     await expect.poll(() => r.received.length, { timeout: 10_000 }).toBe(2);

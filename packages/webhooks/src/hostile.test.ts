@@ -12,6 +12,9 @@ import { RESPONSE_EXCERPT_BYTES, type SendRequest, sendWebhook } from './sender'
 import { createSubscription, rotateSecret } from './subscriptions';
 import { type Receiver, startReceiver, verifyDelivery } from './testing';
 import { createWebhookWorker } from './worker';
+import { DEVELOPMENT_SECRET_KEYS, parseSecretKeys } from './secrets';
+
+const secretKeys = parseSecretKeys(DEVELOPMENT_SECRET_KEYS);
 
 /** A resolver playing DNS from a table; a trailing dot is the same name, as in DNS. */
 const dns =
@@ -410,12 +413,13 @@ async function firm(resolve?: Resolver) {
         .insert(outboxEvents)
         .values({ id: newId(), firmId, organizationId: orgId, type: 'entry.posted', payload: data, createdAt: clock });
     },
-    subscribe: (url: string) => createSubscription(db(), owner, { url, eventTypes: ['*'] }, { policy, now }),
+    subscribe: (url: string) =>
+      createSubscription(db(), owner, { url, eventTypes: ['*'] }, { policy, secretKeys, now }),
   };
 }
 
 const worker = (policy: UrlPolicy, timeoutMs = 5000) =>
-  createWebhookWorker({ db: db(), policy, timeoutMs, now, random: () => 0.5 });
+  createWebhookWorker({ db: db(), policy, secretKeys, timeoutMs, now, random: () => 0.5 });
 
 const deliveriesOf = (subscriptionId: string) =>
   db()
@@ -502,7 +506,7 @@ describe('delivery outcomes with hostile receivers', () => {
     receivers.push(r);
     const f = await firm();
     const { subscription, secret: old } = await f.subscribe(r.url);
-    const { secret: fresh } = await rotateSecret(db(), f.owner, subscription.id, { now });
+    const { secret: fresh } = await rotateSecret(db(), f.owner, subscription.id, { now, secretKeys });
     await f.emit({ n: 1 });
     await worker(f.policy).drain();
     const [q] = r.received;

@@ -4,6 +4,7 @@ import {
   DomainError,
   isEventType,
   isUuid,
+  newId,
   type Page,
   SUBSCRIBABLE_EVENT_TYPES,
   TEST_EVENT_TYPE,
@@ -11,6 +12,7 @@ import {
 } from '@firm/core';
 import { type Db, type Executor, organizations, webhookSubscriptions } from '@firm/db';
 import { and, arrayContained, asc, eq, gt, inArray, isNotNull, type SQL, sql } from 'drizzle-orm';
+import { type SecretKeys, sealSigningSecret } from './secrets';
 import { checkWebhookUrl, type UrlPolicy } from './address';
 import { generateSigningSecret } from './signing';
 
@@ -22,6 +24,8 @@ export interface WebhookOwner {
 
 export interface WebhookDeps {
   policy: UrlPolicy;
+  /** The keys signing secrets are sealed under at rest. */
+  secretKeys: SecretKeys;
   now?: (() => Date) | undefined;
 }
 
@@ -139,11 +143,13 @@ export async function createSubscription(
   const { url } = await checkWebhookUrl(input.url, deps.policy);
   const organizationIds = await checkOrganizations(db, owner, input.organizationIds);
   const now = deps.now?.() ?? new Date();
+  const id = newId();
   const secret = generateSigningSecret();
   const enabled = input.enabled ?? true;
   const [row] = await db
     .insert(webhookSubscriptions)
     .values({
+      id,
       firmId: owner.firmId,
       url: url.toString(),
       description: input.description ?? null,
@@ -152,7 +158,7 @@ export async function createSubscription(
       enabled,
       disabledAt: enabled ? null : now,
       disabledReason: enabled ? null : 'disabled by its owner',
-      secret,
+      secret: sealSigningSecret(deps.secretKeys, id, secret),
       createdAt: now,
       updatedAt: now,
     })
@@ -243,7 +249,7 @@ export async function rotateSecret(
   db: Db,
   owner: WebhookOwner,
   id: string,
-  deps: Pick<WebhookDeps, 'now'>,
+  deps: Pick<WebhookDeps, 'now' | 'secretKeys'>,
 ): Promise<{ subscription: Subscription; secret: string }> {
   const now = deps.now?.() ?? new Date();
   const secret = generateSigningSecret();
@@ -252,7 +258,7 @@ export async function rotateSecret(
     const [row] = await tx
       .update(webhookSubscriptions)
       .set({
-        secret,
+        secret: sealSigningSecret(deps.secretKeys, current.id, secret),
         previousSecret: current.secret,
         previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS),
         updatedAt: now,

@@ -3,6 +3,7 @@ import { ALL_EVENTS, DomainError, newId } from '@firm/core';
 import { type Db, rowsOf, type Tx, webhookDeliveries, webhookDeliveryAttempts } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import { checkWebhookUrl, type UrlPolicy } from './address';
+import { openSigningSecret, resealSigningSecrets, type SecretKeys } from './secrets';
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt } from './schedule';
 import { type SendResult, type Sender, sendWebhook } from './sender';
 import { signatureHeaders } from './signing';
@@ -14,6 +15,8 @@ const DISPATCH_LOCK = 7264310004;
 export interface WorkerOptions {
   db: Db;
   policy: UrlPolicy;
+  /** The keys signing secrets are sealed under at rest. */
+  secretKeys: SecretKeys;
   /** How long a receiver has to answer. */
   timeoutMs: number;
   now?: (() => Date) | undefined;
@@ -137,6 +140,7 @@ export interface ClaimedDelivery {
   attemptedAt: Date;
   leaseToken: string;
   url: string;
+  /** The signing secrets as stored (sealed); opened only to sign the attempt. */
   secrets: string[];
 }
 
@@ -229,20 +233,36 @@ export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone' | 'lea
 export async function attemptDelivery(
   db: Db,
   delivery: ClaimedDelivery,
-  options: Pick<WorkerOptions, 'policy' | 'timeoutMs' | 'send'> & { now: () => Date; random: () => number },
+  options: Pick<WorkerOptions, 'policy' | 'timeoutMs' | 'send' | 'secretKeys'> & {
+    now: () => Date;
+    random: () => number;
+  },
 ): Promise<AttemptOutcome> {
   const body = JSON.stringify(envelopeOf(delivery));
   let result: SendResult;
   try {
     // Checked again at every attempt: the host may resolve elsewhere since the subscription was saved.
     const target = await checkWebhookUrl(delivery.url, options.policy);
-    const headers = { ...signatureHeaders(delivery.eventId, options.now(), body, delivery.secrets) };
+    const secrets = delivery.secrets.map((stored) => openForSigning(options.secretKeys, delivery, stored));
+    const headers = { ...signatureHeaders(delivery.eventId, options.now(), body, secrets) };
     result = await (options.send ?? sendWebhook)({ target, headers, body, timeoutMs: options.timeoutMs });
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     result = { statusCode: null, latencyMs: 0, responseBody: null, error: err.message };
   }
   return recordOutcome(db, delivery, result, options.now(), options.random);
+}
+
+/** A secret that does not open is never used: the attempt fails, unsent, until the secret is rotated. */
+function openForSigning(keys: SecretKeys, delivery: ClaimedDelivery, stored: string): string {
+  try {
+    return openSigningSecret(keys, delivery.subscriptionId, stored);
+  } catch {
+    throw new DomainError(
+      'INVALID_STATE',
+      'the signing secret cannot be read (altered, or its key is no longer configured); rotate the secret',
+    );
+  }
 }
 
 async function recordOutcome(
@@ -351,7 +371,13 @@ export function createWebhookWorker(options: WorkerOptions): WebhookWorker {
   const leaseMs = options.timeoutMs + 60_000;
   const attemptOptions = { ...options, now, random };
 
+  // Secrets in clear (written before sealing) or under a key that is no longer current are sealed anew, once.
+  let resealed = false;
   const runOnce = async (): Promise<RoundResult> => {
+    if (!resealed) {
+      await resealSigningSecrets(options.db, options.secretKeys);
+      resealed = true;
+    }
     const dispatched = await dispatchOutbox(options.db, { now: now(), batchSize });
     const claimed = await claimDeliveries(options.db, { now: now(), leaseMs, limit: batchSize });
     await Promise.all(

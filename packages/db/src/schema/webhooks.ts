@@ -19,8 +19,9 @@ import { organizations } from './organizations';
 
 /**
  * A partner app's webhook endpoint: the URL, the event types and organizations it wants, and the
- * signing secret. The secret is kept readable, unlike credential secrets, because signing an HMAC
- * needs the key itself; it is shown to the caller only at creation and rotation.
+ * signing secret. The secret cannot be hashed like credential secrets, because signing an HMAC needs the key
+ * itself: it is sealed under WEBHOOK_SECRET_KEYS (see @firm/webhooks' secrets) and shown to the caller only at
+ * creation and rotation.
  */
 export const webhookSubscriptions = pgTable(
   'webhook_subscriptions',
@@ -53,7 +54,11 @@ export const webhookSubscriptions = pgTable(
   (t) => [
     index('webhook_subscriptions_firm_idx').on(t.firmId, t.id),
     check('webhook_subscriptions_event_types_present', sql`cardinality(${t.eventTypes}) > 0`),
-    check('webhook_subscriptions_secret_format', sql`${t.secret} like 'whsec\\_%'`),
+    check('webhook_subscriptions_secret_format', sql`${t.secret} like 'whsec\\_%' or ${t.secret} like 'sealed:v1:%'`),
+    check(
+      'webhook_subscriptions_previous_secret_format',
+      sql`${t.previousSecret} is null or ${t.previousSecret} like 'whsec\\_%' or ${t.previousSecret} like 'sealed:v1:%'`,
+    ),
     check('webhook_subscriptions_disabled_consistent', sql`${t.enabled} = (${t.disabledAt} is null)`),
     check(
       'webhook_subscriptions_previous_secret_consistent',

@@ -27,6 +27,7 @@ const worker = (): WebhookWorker =>
   createWebhookWorker({
     db: t.database.db,
     policy: { allowInsecureLocalhost: true },
+    secretKeys: t.app.webhookSecretKeys,
     timeoutMs: 5000,
     now: () => clock,
     random: () => 0.5,

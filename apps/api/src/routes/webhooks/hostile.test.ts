@@ -185,6 +185,7 @@ describe('webhook delivery against hostile receivers, end to end', () => {
     createWebhookWorker({
       db: t.database.db,
       policy: { allowInsecureLocalhost: true },
+      secretKeys: t.app.webhookSecretKeys,
       timeoutMs: 2000,
       now: () => clock,
       random: () => 0.5,

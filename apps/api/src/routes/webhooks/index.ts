@@ -85,6 +85,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const db = () => app.database.db;
   const deps = (): WebhookDeps => ({
     policy: { allowInsecureLocalhost: app.config.WEBHOOKS_ALLOW_INSECURE_LOCALHOST },
+    secretKeys: app.webhookSecretKeys,
   });
 
   app.get(
@@ -207,7 +208,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { subscription, secret } = await rotateSecret(db(), ownerOf(request), request.params.id, {});
+      const { subscription, secret } = await rotateSecret(db(), ownerOf(request), request.params.id, deps());
       return { data: { ...presentSubscription(subscription), secret } };
     },
   );
