@@ -1,6 +1,6 @@
 import { ALL_SCOPES, isScope, type Scope } from '@firm/core';
-import { type Executor, firms, organizations } from '@firm/db';
-import { asc, eq } from 'drizzle-orm';
+import { type Executor, firms, oauthGrants, organizations } from '@firm/db';
+import { and, asc, eq } from 'drizzle-orm';
 import { findOAuthClient, type OAuthClient } from './oauth-clients';
 
 /** What a client gets when it asks for no scope (RFC 6749 3.3): everything but managing connections. */
@@ -25,12 +25,13 @@ export interface AuthorizationRequest {
  * The outcome of checking an authorization request (RFC 6749 4.1.1, RFC 7636 4.3):
  * - `page`: the client or its redirect URI cannot be trusted, so the user sees an error page and
  *   is never redirected (RFC 6749 4.1.2.1, first paragraph);
- * - `redirect`: anything else wrong goes back to the client as `error` and `error_description`;
+ * - `redirect`: anything else wrong goes back to the client as `error` and `error_description`, once the caller
+ *   knows the client is trusted (`mayRedirectErrors`); to anyone else it is an error page too (RFC 9700 4.11.2);
  * - `ok`: a request the user can be asked to approve.
  */
 export type AuthorizationCheck =
   | { outcome: 'page'; error: string; description: string }
-  | { outcome: 'redirect'; location: string }
+  | { outcome: 'redirect'; location: string; client: OAuthClient; error: string; description: string }
   | { outcome: 'ok'; request: AuthorizationRequest };
 
 export class AuthorizationError extends Error {
@@ -85,6 +86,9 @@ export async function checkAuthorizationRequest(
   const state = typeof params.state === 'string' && params.state !== '' ? params.state : undefined;
   const back = (error: string, description: string): AuthorizationCheck => ({
     outcome: 'redirect',
+    client: client as OAuthClient,
+    error,
+    description,
     location: errorRedirect(redirectUri as string, {
       error,
       description,
@@ -162,4 +166,24 @@ export async function consentContext(
     .where(eq(organizations.firmId, firmId))
     .orderBy(asc(organizations.name));
   return { firmName: firm?.name ?? '', organizations: orgs };
+}
+
+/**
+ * Whether an error of an authorization request may be sent to the client's redirect URI: only for a signed-in user
+ * whose firm registered the client or has approved it before. Anyone can register a client with any https redirect
+ * URI, so redirecting errors for everyone else would make this endpoint an open redirector (RFC 9700 4.11.2).
+ */
+export async function mayRedirectErrors(
+  db: Executor,
+  client: OAuthClient,
+  firmId: string | undefined,
+): Promise<boolean> {
+  if (!firmId) return false;
+  if (client.firmId === firmId) return true;
+  const [approved] = await db
+    .select({ id: oauthGrants.id })
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.clientId, client.id), eq(oauthGrants.firmId, firmId)))
+    .limit(1);
+  return approved !== undefined;
 }

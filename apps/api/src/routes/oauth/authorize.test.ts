@@ -101,6 +101,9 @@ describe('GET /api/oauth/authorize: requests that must not redirect', () => {
 });
 
 describe('GET /api/oauth/authorize: errors redirected to the app (RFC 6749 4.1.2.1)', () => {
+  // Errors go back only to an app the user's firm has approved before (RFC 9700 4.11.2; see the next block).
+  beforeAll(() => connect(t.app, owner, { client, secret }));
+
   it.each([
     ['a missing code_challenge', { code_challenge: undefined }, 'invalid_request'],
     ['the plain method', { code_challenge_method: 'plain', code_challenge: verifier }, 'invalid_request'],
@@ -318,5 +321,41 @@ describe('POST /api/oauth/authorize', () => {
     );
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toBe('invalid_grant');
+  });
+});
+
+describe('GET /api/oauth/authorize: no open redirect through client registration (RFC 9700 4.11.2)', () => {
+  const ATTACKER = 'https://attacker.example/landing';
+  let stranger: OAuthClient;
+  beforeAll(async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/oauth/register',
+      payload: { client_name: 'Free Prizes', redirect_uris: [ATTACKER], token_endpoint_auth_method: 'none' },
+    });
+    expect(res.statusCode).toBe(201);
+    stranger = { ...client, clientId: res.json().client_id, redirectUris: [ATTACKER] };
+  });
+  const bad = () => authorizeUrl({ ...authorizeParams(stranger, challenge), response_type: 'token' });
+
+  it('shows an error page, not a redirect, to a visitor who is not signed in', async () => {
+    const res = await get(bad());
+    expect(res.statusCode).toBe(400);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toContain('unsupported_response_type');
+  });
+
+  it('shows an error page to a signed-in owner whose firm never approved the app', async () => {
+    const res = await get(bad(), owner);
+    expect(res.statusCode).toBe(400);
+    expect(res.headers.location).toBeUndefined();
+  });
+
+  it('redirects the error once the firm has approved the app', async () => {
+    await connect(t.app, owner, { client: stranger, secret: null });
+    const res = await get(bad(), owner);
+    expect(res.statusCode).toBe(302);
+    expect(redirected(res.headers.location).base).toBe(ATTACKER);
   });
 });

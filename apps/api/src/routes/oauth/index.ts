@@ -5,6 +5,7 @@ import {
   type AuthorizationParams,
   type AuthorizationRequest,
   authenticateOAuthClient,
+  type AuthorizationCheck,
   canApproveApps,
   checkAuthorizationRequest,
   codeRedirect,
@@ -15,6 +16,7 @@ import {
   errorRedirect,
   isOAuthError,
   isOurResource,
+  mayRedirectErrors,
   parseScopes,
   redirectUriProblem,
   revokeTokenOfClient,
@@ -189,6 +191,18 @@ export const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await pages.register(formbody);
     pages.setErrorHandler(pageErrorHandler);
 
+    /** A request error goes back to a client the user's firm trusts; anyone else sees it on a page of ours. */
+    const redirectError = async (
+      reply: FastifyReply,
+      check: Extract<AuthorizationCheck, { outcome: 'redirect' }>,
+      session: Session | null,
+      code: number,
+    ) => {
+      if (await mayRedirectErrors(db(), check.client, session?.user.firmId))
+        return reply.redirect(check.location, code);
+      return sendErrorPage(reply, 400, 'This app cannot connect', `${check.description} (${check.error})`);
+    };
+
     /** Owner/admin and firm checks, shared by the page and the form; null when the user may go on. */
     const refuse = (
       reply: FastifyReply,
@@ -232,8 +246,8 @@ export const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (check.outcome === 'page') {
           return sendErrorPage(reply, 400, 'This app cannot connect', `${check.description} (${check.error})`);
         }
-        if (check.outcome === 'redirect') return reply.redirect(check.location, 302);
         const session = await getSession(request);
+        if (check.outcome === 'redirect') return redirectError(reply, check, session, 302);
         if (!session) return reply.redirect(`/login?return_to=${encodeURIComponent(request.url)}`, 302);
         const refused = refuse(reply, check.request, session, issuer, 302);
         if (refused) return refused;
@@ -287,7 +301,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (check.outcome === 'page') {
           return sendErrorPage(reply, 400, 'This app cannot connect', `${check.description} (${check.error})`);
         }
-        if (check.outcome === 'redirect') return reply.redirect(check.location, 303);
+        if (check.outcome === 'redirect') return redirectError(reply, check, session, 303);
         const approval = check.request;
         const refused = refuse(reply, approval, session, issuer, 303);
         if (refused) return refused;
