@@ -193,3 +193,30 @@ describe('a body sent to no route', () => {
     expect(res.json().error.code).toBe('ROUTE_NOT_FOUND');
   });
 });
+
+describe('rules the schemas state', () => {
+  it('states exactly one of debit and credit per line, and no NUL in request text, in the OpenAPI document', async () => {
+    const doc = JSON.stringify((await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json());
+    expect(doc).toContain('"oneOf":[{"required":["debitCents"]},{"required":["creditCents"]}]');
+    expect(doc).toContain('"pattern":"^[^\\\\u0000]*$"');
+  });
+
+  it('refuses a line with both a debit and a credit with 400, and posts nothing', async () => {
+    const before = await count('journal_entries');
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/journal-entries',
+      headers: { ...t.orgHeaders, 'idempotency-key': randomUUID() },
+      payload: {
+        date: '2026-01-05',
+        lines: [
+          { accountId: t.account('1000'), debitCents: 100, creditCents: 100 },
+          { accountId: t.account('1000'), creditCents: 100 },
+        ],
+      },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('VALIDATION_ERROR');
+    expect(await count('journal_entries')).toBe(before);
+  });
+});

@@ -37,3 +37,11 @@ export const PageOf = <T extends TSchema>(item: T) =>
   });
 
 export const CompanyParams = Type.Object({ companyId: Type.String({ description: 'Company (organization) id.' }) });
+
+/**
+ * A journal line gives exactly one of debitCents and creditCents: stated in the schema (for generated clients and
+ * fuzzers) as well as checked by the ledger, which says which line is wrong.
+ */
+export const ONE_OF_DEBIT_CREDIT = {
+  oneOf: [{ required: ['debitCents'] }, { required: ['creditCents'] }],
+} as const;

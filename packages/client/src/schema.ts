@@ -3620,6 +3620,15 @@ export interface components {
             postalCode?: string;
             region?: string;
         };
+        /** Address */
+        Address2: {
+            city?: string;
+            country?: string;
+            line1?: string;
+            line2?: string;
+            postalCode?: string;
+            region?: string;
+        };
         /** AgentAuditEvent */
         AgentAuditEvent: {
             actor: {
@@ -3963,7 +3972,7 @@ export interface components {
              */
             date: string;
             /** @description Debits must equal credits. */
-            lines: {
+            lines: ({
                 /** Format: uuid */
                 accountId: string;
                 /** @description Credit amount; give exactly one of debitCents and creditCents. */
@@ -3971,7 +3980,7 @@ export interface components {
                 /** @description Debit amount; give exactly one of debitCents and creditCents. */
                 debitCents?: number;
                 description?: string;
-            }[];
+            } & (unknown | unknown))[];
             memo?: string;
             reference?: string;
         };
@@ -4218,7 +4227,7 @@ export interface components {
              * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
              */
             date: string;
-            lines: {
+            lines: ({
                 /** Format: uuid */
                 accountId: string;
                 /** @description Give exactly one of debitCents and creditCents. */
@@ -4226,7 +4235,7 @@ export interface components {
                 /** @description Give exactly one of debitCents and creditCents. */
                 debitCents?: number;
                 description?: string;
-            }[];
+            } & (unknown | unknown))[];
             memo?: string;
             reference?: string;
         };
@@ -9165,7 +9174,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    billingAddress?: components["schemas"]["Address"] | null;
+                    billingAddress?: components["schemas"]["Address2"] | null;
                     email?: string | null;
                     /**
                      * @description customer (sales documents), vendor (purchase documents) or both.
@@ -9175,7 +9184,7 @@ export interface operations {
                     /** @description Unique within the organization, compared case-insensitively. */
                     name: string;
                     phone?: string | null;
-                    shippingAddress?: components["schemas"]["Address"] | null;
+                    shippingAddress?: components["schemas"]["Address2"] | null;
                     taxId?: string | null;
                 };
             };
@@ -9235,7 +9244,7 @@ export interface operations {
             content: {
                 "application/json": {
                     archived?: boolean;
-                    billingAddress?: components["schemas"]["Address"] | null;
+                    billingAddress?: components["schemas"]["Address2"] | null;
                     email?: string | null;
                     /**
                      * @description customer (sales documents), vendor (purchase documents) or both.
@@ -9245,7 +9254,7 @@ export interface operations {
                     /** @description Unique within the organization, compared case-insensitively. */
                     name?: string;
                     phone?: string | null;
-                    shippingAddress?: components["schemas"]["Address"] | null;
+                    shippingAddress?: components["schemas"]["Address2"] | null;
                     taxId?: string | null;
                 };
             };

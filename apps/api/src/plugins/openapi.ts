@@ -86,6 +86,37 @@ function withAgentServer(document: OpenApiDocument, origin: string | undefined):
   };
 }
 
+/** Text Postgres can store: the server refuses NUL (U+0000) in any request text; the document says so too. */
+const NO_NUL = '^[^\\u0000]*$';
+
+type JsonSchema = Record<string, unknown>;
+
+/** Adds NO_NUL to every free-text string of a request schema (no format, pattern, enum or const of its own). */
+function statePlainText(schema: unknown): void {
+  if (!schema || typeof schema !== 'object') return;
+  if (Array.isArray(schema)) {
+    for (const item of schema) statePlainText(item);
+    return;
+  }
+  const s = schema as JsonSchema;
+  if (s.type === 'string' && !('format' in s) && !('pattern' in s) && !('enum' in s) && !('const' in s)) {
+    s.pattern = NO_NUL;
+  }
+  for (const [key, value] of Object.entries(s)) if (key !== 'examples' && key !== 'default') statePlainText(value);
+}
+
+/** States in request bodies and parameters the text rule the server enforces before validation. */
+function stateRequestText(document: OpenApiDocument): OpenApiDocument {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations) as JsonSchema[]) {
+      statePlainText((operation.requestBody as JsonSchema | undefined)?.content);
+      for (const parameter of (operation.parameters as JsonSchema[] | undefined) ?? [])
+        statePlainText(parameter.schema);
+    }
+  }
+  return document;
+}
+
 /** The OpenAPI 3.1 document, generated from the route schemas and served at /api/openapi.json. */
 export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: string | undefined }) => {
   // Every operation has an id (for generated clients) and states its security: public ones `[]`.
@@ -105,7 +136,10 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: str
   await app.register(swagger, {
     transformObject: (document) =>
       hoistComponentSchemas(
-        withAgentServer(declareTags((document as { openapiObject: OpenApiDocument }).openapiObject), opts.origin),
+        withAgentServer(
+          stateRequestText(declareTags((document as { openapiObject: OpenApiDocument }).openapiObject)),
+          opts.origin,
+        ),
       ) as never,
     openapi: {
       openapi: '3.1.0',

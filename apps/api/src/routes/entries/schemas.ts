@@ -1,6 +1,6 @@
 import { entrySource } from '@firm/db';
 import { Type } from 'typebox';
-import { CompanyParams, DataOf, IsoDate, ListQuery, PageOf, Timestamp, Uuid } from '../../schemas';
+import { CompanyParams, DataOf, IsoDate, ListQuery, ONE_OF_DEBIT_CREDIT, PageOf, Timestamp, Uuid } from '../../schemas';
 import { Cents } from '../posting/schemas';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -82,7 +82,7 @@ export const CreateDraftBody = Type.Object(
           debitCents: Type.Optional(Cents('Give exactly one of debitCents and creditCents.')),
           creditCents: Type.Optional(Cents('Give exactly one of debitCents and creditCents.')),
         },
-        { additionalProperties: false },
+        { additionalProperties: false, ...ONE_OF_DEBIT_CREDIT },
       ),
       { minItems: 2, maxItems: 500 },
     ),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { CompanyParams, IsoDate, Timestamp, Uuid } from '../../schemas';
+import { CompanyParams, IsoDate, ONE_OF_DEBIT_CREDIT, Timestamp, Uuid } from '../../schemas';
 
 /** Positive whole cents, at most 2^53-1 so that every JSON parser reads it exactly. */
 export const Cents = (description = 'Amount in integer cents, greater than zero.') =>
@@ -55,7 +55,7 @@ const CompanyJournalLine = Type.Object(
     debitCents: Type.Optional(Cents('Debit amount; give exactly one of debitCents and creditCents.')),
     creditCents: Type.Optional(Cents('Credit amount; give exactly one of debitCents and creditCents.')),
   },
-  strict,
+  { ...strict, ...ONE_OF_DEBIT_CREDIT },
 );
 
 export const CompanyJournalEntryBody = Type.Object(
