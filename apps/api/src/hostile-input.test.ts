@@ -205,8 +205,8 @@ describe('rules the schemas state', () => {
     const before = await count('journal_entries');
     const res = await t.app.inject({
       method: 'POST',
-      url: '/api/v1/journal-entries',
-      headers: { ...t.orgHeaders, 'idempotency-key': randomUUID() },
+      url: `/api/v1/companies/${t.orgId}/journal-entries`,
+      headers: { ...t.auth, 'idempotency-key': randomUUID() },
       payload: {
         date: '2026-01-05',
         lines: [
@@ -217,6 +217,7 @@ describe('rules the schemas state', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('VALIDATION_ERROR');
+    expect(res.json().error.details).toContainEqual({ field: 'body.lines.0', message: expect.any(String) });
     expect(await count('journal_entries')).toBe(before);
   });
 });
