@@ -21,8 +21,8 @@ const refused = (message: string) =>
 /**
  * Reads a pass-through path the way the platform's v3 API does (`invoice/42`, `query`, `reports/ProfitAndLoss`,
  * `companyinfo/<id>`, optionally under `/v3/company/<id>/`), confined to one company: no absolute URL, no `..` or
- * `.` segment, no percent-encoded slash, backslash or dot, no other company's id. Anything else is refused before
- * anything is read.
+ * `.` segment, no percent-encoded slash, backslash or dot, no segment that is not a plain name or id once decoded,
+ * no other company's id. Anything else is refused before anything is read.
  */
 export function resolvePassThrough(
   method: string,
@@ -38,7 +38,13 @@ export function resolvePassThrough(
   }
   let segments = rawPath.split('/').filter((s) => s !== '');
   if (segments.some((s) => s === '..' || s === '.')) refuse('must not contain . or .. segments');
-  segments = segments.map((s) => decodeURIComponent(s));
+  // Every segment, once decoded, is a plain name or id: a second layer of encoding (%252e) or a malformed escape
+  // cannot smuggle a dot, slash or anything else to a platform that decodes again.
+  segments = segments.map((s) => {
+    const decoded = decodeSegment(s);
+    if (!SEGMENT.test(decoded)) refuse('segments must be names or ids (letters, digits, - and _)');
+    return decoded;
+  });
   if (segments[0]?.toLowerCase() === 'v3') {
     if (segments[1]?.toLowerCase() !== 'company' || !segments[2]) refuse('must name the company after /v3/company/');
     if (segments[2] !== acctCompanyId) {
@@ -81,6 +87,16 @@ export function resolvePassThrough(
   if (op && op !== 'update') throw new DomainError('OPERATION_NOT_SUPPORTED', `no operation ${op}`);
   const id = body && body.Id !== undefined ? idOf(body) : null;
   return { kind: 'entity', entry, operation: id ? 'update' : 'create', id };
+}
+
+const SEGMENT = /^[A-Za-z0-9_-]{1,100}$/;
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return refuse('has a malformed percent-encoding');
+  }
 }
 
 function refuse(message: string): never {

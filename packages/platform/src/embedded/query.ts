@@ -1,4 +1,4 @@
-import { DomainError, isUuid } from '@firm/core';
+import { DomainError, isIsoTimestamp, isUuid } from '@firm/core';
 import { type Executor, rowsOf } from '@firm/db';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Condition, PlatformContext, PlatformQuery, PlatformRecord, QueryResult, QueryValue } from '../types';
@@ -46,9 +46,13 @@ function parameter(field: string, type: FieldType, value: QueryValue): SQL {
     case 'date':
       if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw bad(field, value, 'a YYYY-MM-DD date');
       return sql`${value}::date`;
-    case 'timestamp':
-      if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw bad(field, value, 'a date and time');
-      return sql`${new Date(value).toISOString()}::timestamptz`;
+    case 'timestamp': {
+      // Whatever JavaScript's parser takes, Postgres must hold too (no year 0 or beyond 9999).
+      const at = typeof value === 'string' ? new Date(value) : null;
+      const iso = at && !Number.isNaN(at.getTime()) ? at.toISOString() : '';
+      if (!isIsoTimestamp(iso)) throw bad(field, value, 'a date and time');
+      return sql`${iso}::timestamptz`;
+    }
     default:
       return sql`${String(value)}::text`;
   }

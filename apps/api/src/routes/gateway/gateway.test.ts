@@ -474,6 +474,13 @@ describe('agent gateway: query', () => {
     expect(bills.json().data.QueryResponse.Bill).toHaveLength(1);
   });
 
+  it('refuses with 400 a time JavaScript reads but Postgres cannot hold', async () => {
+    for (const when of ['0000-01-01', '+275760-09-13T00:00:00Z', 'not a time']) {
+      const res = await query(`SELECT * FROM Customer WHERE MetaData.CreateTime > '${when}'`);
+      expect({ when, status: res.statusCode }).toEqual({ when, status: 400 });
+    }
+  });
+
   it('keeps literals out of SQL and refuses a second statement, naming its position', async () => {
     const before = await books();
     const injected = await query("SELECT * FROM Customer WHERE DisplayName = 'x'' OR ''1''=''1'");
@@ -590,6 +597,83 @@ describe('agent gateway: pass-through', () => {
     const write = await relay({ method: 'POST', path: 'customer', body: { DisplayName: 'y' } }, readOnly);
     expect(write.statusCode).toBe(403);
     expect(write.json().error.details[0].scope).toBe('acct:entities:write');
+    expect(await books()).toEqual(before);
+  });
+});
+
+describe('agent gateway: pass-through, hostile paths', () => {
+  const relay = (payload: object, headers: Record<string, string> = {}) =>
+    send('POST', `${base}/request`, payload, headers);
+
+  it('refuses every disguised way out of the company root with 400, writing nothing', async () => {
+    const before = await books();
+    const paths = [
+      'customer/..',
+      'customer/./1',
+      'customer/%2E%2E/invoice',
+      'customer/%252e%252e',
+      'customer/%252F1',
+      'customer\\..\\invoice',
+      'customer/%5c..',
+      'customer/%E0%A4%A',
+      'customer/%',
+      'customer/1%00',
+      'customer/1?operation=delete',
+      'customer/1#x',
+      'customer/\u0001',
+      'HTTP://evil.test/customer/1',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      '///evil.test/customer',
+      `/v3/company/${t.orgId}/../${other.orgId}/customer/1`,
+      `/v3/company/${t.orgId}%2F..%2F${other.orgId}/customer`,
+      '/v3/company/',
+      '',
+    ];
+    for (const path of paths) {
+      for (const method of ['GET', 'POST']) {
+        const res = await relay({ method, path, body: { DisplayName: 'x' } });
+        expect({ path, method, status: res.statusCode }).toEqual({ path, method, status: 400 });
+        expect(res.json().error.code).toBe('VALIDATION_ERROR');
+      }
+    }
+    expect(await books()).toEqual(before);
+  });
+
+  it("answers another company's id, in any spelling, with 404 and writes nothing", async () => {
+    const before = await books();
+    for (const company of [other.orgId, other.orgId.toUpperCase(), ` ${t.orgId}`]) {
+      const res = await relay({ method: 'POST', path: `/v3/company/${company}/customer`, body: { DisplayName: 'x' } });
+      expect([400, 404], company).toContain(res.statusCode);
+    }
+    expect(await books()).toEqual(before);
+  });
+
+  it('needs the scope of what the path reaches: transactions and entities each their own', async () => {
+    const invoices = (await relay({ path: 'query', query: { query: 'SELECT * FROM Invoice MAXRESULTS 1' } })).json()
+      .data.QueryResponse.Invoice as { Id: string }[] | undefined;
+    const { key } = await createApiKey(t.database.db, {
+      firmId: t.demo.firmId,
+      scopes: ['acct:clients:read', 'acct:entities:read'],
+    });
+    const entitiesOnly = { authorization: `Bearer ${key}` };
+    if (invoices?.[0]) {
+      const res = await relay({ path: `invoice/${invoices[0].Id}` }, entitiesOnly);
+      expect(res.statusCode).toBe(403);
+      expect(res.json().error.details[0].scope).toBe('acct:transactions:read');
+    }
+    const before = await books();
+    const write = await relay(
+      { method: 'POST', path: 'invoice', body: { CustomerRef: { value: customerId }, Line: [] } },
+      entitiesOnly,
+    );
+    expect(write.statusCode, write.body).toBe(403);
+    expect(write.json().error.details[0].scope).toBe('acct:transactions:create');
+    const del = await relay(
+      { method: 'POST', path: 'customer', query: { operation: 'delete' }, body: { Id: customerId, SyncToken: '0' } },
+      entitiesOnly,
+    );
+    expect(del.statusCode, del.body).toBe(403);
     expect(await books()).toEqual(before);
   });
 });
