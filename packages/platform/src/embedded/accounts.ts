@@ -1,7 +1,7 @@
 import { type AccountSubtype, type AccountType, ACCOUNT_SUBTYPES, isUuid } from '@firm/core';
 import { accounts, type Executor, rowsOf, type Tx } from '@firm/db';
 import { type Account, createAccount, inNormalDirection, todayUtc, updateAccount } from '@firm/ledger';
-import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { ListOptions, PlatformContext, PlatformRecord, RecordPage, WriteResult } from '../types';
 import {
   amountOf,
@@ -96,13 +96,18 @@ async function read(db: Executor, ctx: PlatformContext, rows: Account[]): Promis
   );
 }
 
-async function getOne(db: Executor, ctx: PlatformContext, id: string): Promise<PlatformRecord> {
-  if (!isUuid(id)) throw recordNotFound('Account');
+async function getMany(db: Executor, ctx: PlatformContext, ids: readonly string[]): Promise<PlatformRecord[]> {
+  const wanted = ids.filter(isUuid);
+  if (wanted.length === 0) return [];
   const rows = await db
     .select()
     .from(accounts)
-    .where(and(eq(accounts.organizationId, ctx.organizationId), eq(accounts.id, id)));
-  const [record] = await read(db, ctx, rows);
+    .where(and(eq(accounts.organizationId, ctx.organizationId), inArray(accounts.id, wanted)));
+  return read(db, ctx, rows);
+}
+
+async function getOne(db: Executor, ctx: PlatformContext, id: string): Promise<PlatformRecord> {
+  const [record] = await getMany(db, ctx, [id]);
   if (!record) throw recordNotFound('Account');
   return record;
 }
@@ -145,6 +150,7 @@ export const accountHandler: EntityHandler = {
     return pageOf(await read(db, ctx, rows), options, total?.n ?? 0);
   },
   get: getOne,
+  getMany,
   async create(tx: Tx, ctx, payload): Promise<WriteResult> {
     const name = textOf(payload, 'Name');
     if (!name) throw invalid('Name', 'is required');

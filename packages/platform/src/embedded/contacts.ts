@@ -76,15 +76,24 @@ function contactHandler(side: Side, entity: string): EntityHandler {
   const kinds = side === 'customer' ? (['customer', 'both'] as const) : (['vendor', 'both'] as const);
   const where = (organizationId: string) =>
     and(eq(contacts.organizationId, organizationId), inArray(contacts.kind, [...kinds]));
-  const getOne = async (db: Executor, organizationId: string, id: string) => {
-    if (!isUuid(id)) throw recordNotFound(entity);
-    const [row] = await db
+  const getMany = async (db: Executor, organizationId: string, ids: readonly string[]) => {
+    const wanted = ids.filter(isUuid);
+    if (wanted.length === 0) return [];
+    const rows = await db
       .select()
       .from(contacts)
-      .where(and(where(organizationId), eq(contacts.id, id)));
-    if (!row) throw recordNotFound(entity);
-    const versions = await versionsOf(db, organizationId, [row.id]);
-    return present(row, versions.get(row.id));
+      .where(and(where(organizationId), inArray(contacts.id, wanted)));
+    const versions = await versionsOf(
+      db,
+      organizationId,
+      rows.map((r) => r.id),
+    );
+    return rows.map((row) => present(row, versions.get(row.id)));
+  };
+  const getOne = async (db: Executor, organizationId: string, id: string) => {
+    const [record] = await getMany(db, organizationId, [id]);
+    if (!record) throw recordNotFound(entity);
+    return record;
   };
   return {
     table: 'contacts',
@@ -123,6 +132,7 @@ function contactHandler(side: Side, entity: string): EntityHandler {
       );
     },
     get: (db, ctx, id) => getOne(db, ctx.organizationId, id),
+    getMany: (db, ctx, ids) => getMany(db, ctx.organizationId, ids),
     async create(tx: Tx, ctx, payload): Promise<WriteResult> {
       const name = textOf(payload, 'DisplayName');
       if (!name || name.trim() === '') throw invalid('DisplayName', 'is required');

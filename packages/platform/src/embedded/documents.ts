@@ -192,13 +192,18 @@ function documentHandler(shape: DocumentShape): EntityHandler {
     return docs.map((d) => present(shape, d, nameOf.get(d.contactId), versions.get(d.id)));
   }
 
-  async function getOne(db: Executor, organizationId: string, id: string): Promise<PlatformRecord> {
-    if (!isUuid(id)) throw recordNotFound(shape.entity);
+  async function getMany(db: Executor, organizationId: string, ids: readonly string[]): Promise<PlatformRecord[]> {
+    const wanted = ids.filter(isUuid);
+    if (wanted.length === 0) return [];
     const rows = await db
       .select()
       .from(documents)
-      .where(and(live(organizationId), eq(documents.id, id)));
-    const [record] = await presentAll(db, organizationId, await withDetail(db, organizationId, rows));
+      .where(and(live(organizationId), inArray(documents.id, wanted)));
+    return presentAll(db, organizationId, await withDetail(db, organizationId, rows));
+  }
+
+  async function getOne(db: Executor, organizationId: string, id: string): Promise<PlatformRecord> {
+    const [record] = await getMany(db, organizationId, [id]);
     if (!record) throw recordNotFound(shape.entity);
     return record;
   }
@@ -259,6 +264,7 @@ function documentHandler(shape: DocumentShape): EntityHandler {
       return pageOf(await presentAll(db, ctx.organizationId, docs), options, total?.n ?? 0);
     },
     get: (db, ctx, id) => getOne(db, ctx.organizationId, id),
+    getMany: (db, ctx, ids) => getMany(db, ctx.organizationId, ids),
     async create(tx, ctx, payload): Promise<WriteResult> {
       const input = inputOf(payload, false) as DocumentInput;
       const doc = await createDocument(tx, ledgerContextOf(ctx), ctx.organizationId, shape.type, input);

@@ -17,6 +17,8 @@ export interface EntityHandler {
   operations: readonly PlatformOperation[];
   list(db: Executor, ctx: PlatformContext, options: ListOptions): Promise<RecordPage>;
   get(db: Executor, ctx: PlatformContext, id: string): Promise<PlatformRecord>;
+  /** Several records in a few statements (a query page); the ids that are not records are left out. */
+  getMany?(db: Executor, ctx: PlatformContext, ids: readonly string[]): Promise<PlatformRecord[]>;
   create?(tx: Tx, ctx: PlatformContext, payload: Payload): Promise<WriteResult>;
   update?(tx: Tx, ctx: PlatformContext, id: string, payload: Payload): Promise<WriteResult>;
   delete?(tx: Tx, ctx: PlatformContext, id: string, syncToken: string): Promise<WriteResult>;

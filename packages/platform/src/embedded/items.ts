@@ -1,7 +1,7 @@
 import { isUuid } from '@firm/core';
 import { type Executor, items, type Tx } from '@firm/db';
 import { createItem, type Item, updateItem } from '@firm/documents';
-import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { PlatformRecord, WriteResult } from '../types';
 import {
   amountOf,
@@ -44,14 +44,25 @@ function kindOf(payload: Payload): Item['kind'] | undefined {
   throw invalid('Type', 'must be Service or NonInventory (these books keep no inventory)');
 }
 
-async function getOne(db: Executor, organizationId: string, id: string): Promise<PlatformRecord> {
-  if (!isUuid(id)) throw recordNotFound('Item');
-  const [row] = await db
+async function getMany(db: Executor, organizationId: string, ids: readonly string[]): Promise<PlatformRecord[]> {
+  const wanted = ids.filter(isUuid);
+  if (wanted.length === 0) return [];
+  const rows = await db
     .select()
     .from(items)
-    .where(and(eq(items.organizationId, organizationId), eq(items.id, id)));
-  if (!row) throw recordNotFound('Item');
-  return present(row, (await versionsOf(db, organizationId, [id])).get(id));
+    .where(and(eq(items.organizationId, organizationId), inArray(items.id, wanted)));
+  const versions = await versionsOf(
+    db,
+    organizationId,
+    rows.map((r) => r.id),
+  );
+  return rows.map((row) => present(row, versions.get(row.id)));
+}
+
+async function getOne(db: Executor, organizationId: string, id: string): Promise<PlatformRecord> {
+  const [record] = await getMany(db, organizationId, [id]);
+  if (!record) throw recordNotFound('Item');
+  return record;
 }
 
 export const itemHandler: EntityHandler = {
@@ -88,6 +99,7 @@ export const itemHandler: EntityHandler = {
     );
   },
   get: (db, ctx, id) => getOne(db, ctx.organizationId, id),
+  getMany: (db, ctx, ids) => getMany(db, ctx.organizationId, ids),
   async create(tx: Tx, ctx, payload): Promise<WriteResult> {
     const name = textOf(payload, 'Name');
     if (!name || name.trim() === '') throw invalid('Name', 'is required');

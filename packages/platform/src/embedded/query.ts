@@ -130,7 +130,10 @@ export async function runQuery(
       order by ${sql.join(order, sql`, `)}
       offset ${query.startPosition - 1} limit ${query.maxResults}`),
   ).map((r) => r.id);
-  const records = await Promise.all(ids.filter(isUuid).map((id) => handler.get(db, ctx, id)));
+  const wanted = ids.filter(isUuid);
+  const records = handler.getMany
+    ? inOrder(wanted, await handler.getMany(db, ctx, wanted))
+    : await Promise.all(wanted.map((id) => handler.get(db, ctx, id)));
   const select = query.select;
   return {
     QueryResponse: {
@@ -140,6 +143,12 @@ export async function runQuery(
       totalCount,
     },
   };
+}
+
+/** Records in the order of `ids` (a query's order), whatever order they were read in. */
+function inOrder(ids: readonly string[], records: PlatformRecord[]): PlatformRecord[] {
+  const byId = new Map(records.map((r) => [String(r.Id), r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /** The fields a query may name on an entity: the common ones and the entity's own. */
