@@ -47,6 +47,10 @@ const ConfigSchema = Type.Object({
    */
   AGENT_WRITE_BUDGET: Type.Integer({ default: 120, minimum: 1 }),
   AGENT_WRITE_WINDOW_SECONDS: Type.Integer({ default: 60, minimum: 1 }),
+  /** Reads each agent credential may make through the agent gateway per minute; a firm may set its own. */
+  AGENT_READ_LIMIT: Type.Integer({ default: 600, minimum: 1 }),
+  /** How long a process keeps a firm's own agent limits before reading them again. */
+  AGENT_LIMITS_CACHE_MS: Type.Integer({ default: 5000, minimum: 0 }),
   /** Sign-in attempts per IP address, and per account, per login window. */
   LOGIN_RATE_LIMIT_IP_MAX: Type.Integer({ default: 30, minimum: 1 }),
   LOGIN_RATE_LIMIT_ACCOUNT_MAX: Type.Integer({ default: 10, minimum: 1 }),
@@ -177,6 +181,7 @@ export const testConfig = (overrides: Partial<Config> = {}): Config => ({
     RATE_LIMIT_MAX: '1000000',
     RATE_LIMIT_ANONYMOUS_MAX: '1000000',
     AGENT_WRITE_BUDGET: '1000000',
+    AGENT_READ_LIMIT: '1000000',
   }),
   ...overrides,
 });

@@ -360,6 +360,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/v1/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The firm's limits for agents
+         * @description Writes per credential per write window (dry runs included) and reads per credential per minute, as in force, and the firm's own settings (null: the deployment's default). Over either: 429 RATE_LIMITED with Retry-After.
+         *
+         *     Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the firm's limits for agents
+         * @description For firm owners and admins, signed in or through an API key of the firm that covers every organization; an OAuth access token (an agent) cannot change its own limits: 403 FORBIDDEN. Null restores the default. Every process applies a change within AGENT_LIMITS_CACHE_MS.
+         *
+         *     Requires scope `acct:clients:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        patch: operations["patchAgentLimits"];
+        trace?: never;
+    };
     "/agent/v1/recipes": {
         parameters: {
             query?: never;
@@ -3668,6 +3700,27 @@ export interface components {
             service: string;
             version?: string;
         };
+        /** AgentLimits */
+        AgentLimits: {
+            firm: components["schemas"]["GetAgentLimitsResponseDataFirm"];
+            /** @description Reads per minute in force: the firm’s own, else the default. */
+            readLimit: number;
+            readWindowSeconds: number;
+            /** @description In force: the firm’s own, else the default. */
+            writeBudget: number;
+            writeWindowSeconds: number;
+        };
+        /** AgentLimitsPatch */
+        AgentLimitsPatch: {
+            /** @description Reads per credential per minute; null: the default. */
+            readLimit?: number | null;
+            /** @description Writes per credential per AGENT_WRITE_WINDOW_SECONDS, dry runs included; null: the default. */
+            writeBudget?: number | null;
+        };
+        /** AgentLimitsResponse */
+        AgentLimitsResponse: {
+            data: components["schemas"]["AgentLimits"];
+        };
         /** AgingReport */
         AgingReport: {
             /**
@@ -4333,6 +4386,10 @@ export interface components {
         };
         GetAgentAcctClientsByClientIdResponse: {
             data: components["schemas"]["AcctClient"];
+        };
+        GetAgentLimitsResponseDataFirm: {
+            readLimit: number | null;
+            writeBudget: number | null;
         };
         GetBankAccountsResponse: {
             data: components["schemas"]["BankAccount"][];
@@ -5287,6 +5344,15 @@ export interface components {
         };
     };
     responses: {
+        /** @description Default Response */
+        AgentLimitsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AgentLimitsResponse"];
+            };
+        };
         /** @description Default Response */
         CompanyPostingReceipt: {
             headers: {
@@ -6470,6 +6536,49 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AgentLimitsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    patchAgentLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentLimitsPatch"];
+            };
+        };
+        responses: {
+            200: components["responses"]["AgentLimitsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];

@@ -5,3 +5,4 @@ export * from './query';
 export * from './passthrough';
 export * from './skills';
 export * from './health';
+export * from './limits';

@@ -106,3 +106,23 @@ export const agentAuditEvents = pgTable(
     check('agent_audit_events_outcome', sql`${t.outcome} in ('succeeded', 'refused', 'failed')`),
   ],
 );
+
+/**
+ * A firm's own limits for agents, per credential: writes per write window and reads per minute. Null keeps the
+ * deployment's default (AGENT_WRITE_BUDGET, AGENT_READ_LIMIT).
+ */
+export const agentLimits = pgTable(
+  'agent_limits',
+  {
+    firmId: uuid('firm_id')
+      .primaryKey()
+      .references(() => firms.id),
+    writeBudget: integer('write_budget'),
+    readLimit: integer('read_limit'),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check('agent_limits_write_budget', sql`${t.writeBudget} is null or ${t.writeBudget} between 1 and 1000000`),
+    check('agent_limits_read_limit', sql`${t.readLimit} is null or ${t.readLimit} between 1 and 1000000`),
+  ],
+);

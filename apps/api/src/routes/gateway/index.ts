@@ -19,7 +19,11 @@ import {
   parseQuery,
   resolvePassThrough,
   setAgentAccess,
+  AgentLimitsCache,
+  getAgentLimits,
+  setAgentLimits,
 } from '@firm/gateway';
+import { canManageApps } from '@firm/identity';
 import { todayUtc } from '@firm/ledger';
 import { createEmbeddedPlatform, type PlatformAdapter, type PlatformOperation, type WriteResult } from '@firm/platform';
 import { and, eq } from 'drizzle-orm';
@@ -31,6 +35,8 @@ import { enforceLimit } from '../../plugins/rate-limit';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
 import { VERSION } from '../../version';
 import {
+  AgentLimitsBody,
+  AgentLimitsResponse,
   AuditEvent,
   AuditQuery,
   Client as ClientSchema,
@@ -143,6 +149,14 @@ function requireScope(request: FastifyRequest, scope: Scope | undefined): void {
 }
 
 /** Parses, checks and runs a query for the request's client. */
+/** Owners and admins only: a credential acting for a member (a session, or a key a member made) is refused. */
+async function refuseMembers(request: FastifyRequest): Promise<void> {
+  const { userId, firmId } = request.credential;
+  if (userId && !(await canManageApps(request.server.database.db, userId, firmId))) {
+    throw new DomainError('FORBIDDEN', 'only owners and admins of the firm change what agents may do');
+  }
+}
+
 async function runAgentQuery(request: FastifyRequest, text: string) {
   const query = checkQuery(parseQuery(text), text);
   request.agentAudit.entityType = query.entity;
@@ -213,11 +227,19 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
     request.agentAudit = {};
   });
 
-  // The write budget: counted per credential in the rate limiter's store (Redis when set), dry runs included.
+  // The write budget and the read limit: counted per credential in the rate limiter's store (Redis when set), dry
+  // runs included, at the firm's own numbers when it set them, else the deployment's.
+  const limits = new AgentLimitsCache(db, app.config.AGENT_LIMITS_CACHE_MS);
+  const READ_WINDOW_SECONDS = 60;
   const writeBudget = app.createRateLimit({
     timeWindow: app.config.AGENT_WRITE_WINDOW_SECONDS * 1000,
-    max: app.config.AGENT_WRITE_BUDGET,
+    max: async (request) => (await limits.get(request.credential.firmId)).writeBudget ?? app.config.AGENT_WRITE_BUDGET,
     keyGenerator: (request) => `agent-writes:${request.credential.kind}:${request.credential.id}`,
+  });
+  const readLimit = app.createRateLimit({
+    timeWindow: READ_WINDOW_SECONDS * 1000,
+    max: async (request) => (await limits.get(request.credential.firmId)).readLimit ?? app.config.AGENT_READ_LIMIT,
+    keyGenerator: (request) => `agent-reads:${request.credential.kind}:${request.credential.id}`,
   });
   const isWrite = (request: FastifyRequest) =>
     request.routeOptions.config.agentWrite === true ||
@@ -226,6 +248,10 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.addHook('preValidation', async (request, reply) => {
     const config = request.routeOptions.config;
+    // Reads of the firm-wide routes (clients, coverage, skills, the health scan, the audit trail) count too.
+    if (config.organization !== 'client' && request.credential && !isWrite(request) && request.method === 'GET') {
+      enforceLimit(reply, await readLimit(request));
+    }
     if (config.organization !== 'client' || !request.organization) return;
     const [row] = await db()
       .select()
@@ -252,8 +278,64 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'the firm opened this client to agents for reading only; writes are refused',
       );
     }
-    if (isWrite(request)) enforceLimit(reply, await writeBudget(request));
+    enforceLimit(reply, await (isWrite(request) ? writeBudget : readLimit)(request));
   });
+
+  const limitsOf = async (firmId: string) => {
+    const own = await getAgentLimits(db(), firmId);
+    return {
+      data: {
+        writeBudget: own.writeBudget ?? app.config.AGENT_WRITE_BUDGET,
+        writeWindowSeconds: app.config.AGENT_WRITE_WINDOW_SECONDS,
+        readLimit: own.readLimit ?? app.config.AGENT_READ_LIMIT,
+        readWindowSeconds: READ_WINDOW_SECONDS,
+        firm: own,
+      },
+    };
+  };
+
+  app.get(
+    '/limits',
+    {
+      config: { scope: 'acct:clients:read', organization: 'none' },
+      schema: {
+        tags,
+        summary: "The firm's limits for agents",
+        description:
+          'Writes per credential per write window (dry runs included) and reads per credential per minute, as in ' +
+          "force, and the firm's own settings (null: the deployment's default). Over either: 429 RATE_LIMITED with " +
+          'Retry-After.',
+        response: { 200: AgentLimitsResponse },
+      },
+    },
+    async (request) => limitsOf(request.credential.firmId),
+  );
+
+  app.patch(
+    '/limits',
+    {
+      config: { scope: 'acct:clients:write', organization: 'firm', audit: 'limits.update' },
+      schema: {
+        tags,
+        summary: "Set the firm's limits for agents",
+        description:
+          'For firm owners and admins, signed in or through an API key of the firm that covers every organization; ' +
+          'an OAuth access token (an agent) cannot change its own limits: 403 FORBIDDEN. Null restores the default. ' +
+          'Every process applies a change within AGENT_LIMITS_CACHE_MS.',
+        body: AgentLimitsBody,
+        response: { 200: AgentLimitsResponse, ...errorResponses(415) },
+      },
+    },
+    async (request) => {
+      if (request.credential.kind === 'oauth_token') {
+        throw new DomainError('FORBIDDEN', 'an agent cannot change its limits; a firm owner or admin does');
+      }
+      await refuseMembers(request);
+      await setAgentLimits(db(), request.credential.firmId, request.body);
+      limits.forget(request.credential.firmId);
+      return limitsOf(request.credential.firmId);
+    },
+  );
 
   app.addHook('onSend', async (request, reply, payload) => {
     const operation = request.routeOptions.config.audit;

@@ -1,4 +1,5 @@
-import { contacts } from '@firm/db';
+import { agentLimits, contacts } from '@firm/db';
+import { createApiKey } from '@firm/identity';
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../testing';
@@ -37,5 +38,70 @@ describe('agent write budget', () => {
     expect(
       await t.database.db.select({ n: count() }).from(contacts).where(eq(contacts.organizationId, t.orgId)),
     ).toEqual(contactsBefore);
+  });
+});
+
+describe("a firm's own agent limits", () => {
+  const limits = (method: 'GET' | 'PATCH', headers: Record<string, string>, payload?: object) =>
+    t.app.inject({ method, url: '/agent/v1/limits', headers, ...(payload ? { payload } : {}) });
+  const newKey = async (options: { organizationIds?: string[] } = {}) => ({
+    authorization: `Bearer ${(await createApiKey(t.database.db, { firmId: t.demo.firmId, ...options })).key}`,
+  });
+  const stored = async () => t.database.db.select().from(agentLimits).where(eq(agentLimits.firmId, t.demo.firmId));
+
+  it('refuses limits that are not whole numbers from 1 to 1,000,000, writing nothing', async () => {
+    for (const body of [{}, { writeBudget: 0 }, { readLimit: 1_000_001 }, { readLimit: '5' }, { other: 1 }]) {
+      const res = await limits('PATCH', t.auth, body);
+      expect({ body, status: res.statusCode }).toEqual({ body, status: 400 });
+    }
+    expect(await stored()).toEqual([]);
+  });
+
+  it('cannot be changed by a key limited to some organizations', async () => {
+    const narrowed = await newKey({ organizationIds: [t.orgId] });
+    const res = await limits('PATCH', narrowed, { readLimit: 1 });
+    expect(res.statusCode).toBe(403);
+    expect(await stored()).toEqual([]);
+  });
+
+  it('limits reads per credential per minute once set, and go back to the default with null', async () => {
+    const res = await limits('PATCH', t.auth, { readLimit: 3 });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ readLimit: 3, readWindowSeconds: 60, firm: { readLimit: 3 } });
+    const agent = await newKey();
+    const read = () => t.app.inject({ method: 'GET', url: `/agent/v1/acct/clients/${t.orgId}`, headers: agent });
+    for (let i = 0; i < 3; i++) expect((await read()).statusCode).toBe(200);
+    const over = await read();
+    expect(over.statusCode).toBe(429);
+    expect(over.json().error.code).toBe('RATE_LIMITED');
+    expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+    // firm-wide reads count against the same limit; another credential has its own
+    expect((await t.app.inject({ method: 'GET', url: '/agent/v1/acct/clients', headers: agent })).statusCode).toBe(429);
+    const other = await newKey();
+    expect((await t.app.inject({ method: 'GET', url: `/agent/v1/acct/clients`, headers: other })).statusCode).toBe(200);
+
+    const reset = await limits('PATCH', t.auth, { readLimit: null });
+    expect(reset.json().data).toMatchObject({ readLimit: 1_000_000, firm: { readLimit: null } });
+    expect((await read()).statusCode).toBe(200);
+  });
+
+  it('sets the write budget of every credential of the firm', async () => {
+    await limits('PATCH', t.auth, { writeBudget: 1 });
+    const agent = await newKey();
+    const create = (name: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/agent/v1/acct/clients/${t.orgId}/entities/Customer`,
+        headers: { ...agent, 'idempotency-key': `limit-${name.replace(' ', '-')}` },
+        payload: { DisplayName: name },
+      });
+    expect((await create('Budget One')).statusCode).toBe(201);
+    expect((await create('Budget Two')).statusCode).toBe(429);
+    const names = await t.database.db
+      .select({ name: contacts.name })
+      .from(contacts)
+      .where(eq(contacts.organizationId, t.orgId));
+    expect(names.map((n) => n.name)).not.toContain('Budget Two');
+    await limits('PATCH', t.auth, { writeBudget: null });
   });
 });

@@ -47,6 +47,41 @@ export const Client = Type.Object(
 export const ClientParams = Type.Object({ clientId: Type.String({ description: 'A client id (its `id`).' }) });
 export const ClientPatch = Type.Object({ agentAccess: Type.Enum(AGENT_ACCESS) }, { additionalProperties: false });
 
+const LimitValue = Type.Integer({ minimum: 1, maximum: 1_000_000 });
+
+export const AgentLimitsBody = Type.Object(
+  {
+    writeBudget: Type.Optional(
+      Type.Union([LimitValue, Type.Null()], {
+        description: 'Writes per credential per AGENT_WRITE_WINDOW_SECONDS, dry runs included; null: the default.',
+      }),
+    ),
+    readLimit: Type.Optional(
+      Type.Union([LimitValue, Type.Null()], { description: 'Reads per credential per minute; null: the default.' }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1, title: 'AgentLimitsPatch' },
+);
+
+export const AgentLimitsResponse = Type.Object(
+  {
+    data: Type.Object(
+      {
+        writeBudget: Type.Integer({ description: 'In force: the firm’s own, else the default.' }),
+        writeWindowSeconds: Type.Integer(),
+        readLimit: Type.Integer({ description: 'Reads per minute in force: the firm’s own, else the default.' }),
+        readWindowSeconds: Type.Integer(),
+        firm: Type.Object({
+          writeBudget: Type.Union([Type.Integer(), Type.Null()]),
+          readLimit: Type.Union([Type.Integer(), Type.Null()]),
+        }),
+      },
+      { title: 'AgentLimits' },
+    ),
+  },
+  { title: 'AgentLimitsResponse' },
+);
+
 export const CoverageEntry = Type.Object(
   {
     entity: Type.String(),
