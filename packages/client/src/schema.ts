@@ -5744,7 +5744,7 @@ export interface components {
         PathCompanyId: string;
         /** @description Delivery id. */
         PathDeliveryId: string;
-        /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+        /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
         PathEntity: string;
         /** @description Account id. */
         PathId: string;
@@ -6018,7 +6018,7 @@ export interface operations {
             header?: never;
             path: {
                 clientId: components["parameters"]["PathClientId2"];
-                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
             };
             cookie?: never;
@@ -6048,7 +6048,7 @@ export interface operations {
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
-                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
             };
             cookie?: never;
@@ -6082,7 +6082,7 @@ export interface operations {
             header?: never;
             path: {
                 clientId: components["parameters"]["PathClientId2"];
-                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 id: components["parameters"]["PathId9"];
             };
@@ -6115,7 +6115,7 @@ export interface operations {
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
-                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 id: components["parameters"]["PathId9"];
             };
@@ -6157,7 +6157,7 @@ export interface operations {
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
-                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 id: components["parameters"]["PathId9"];
             };

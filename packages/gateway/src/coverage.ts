@@ -58,6 +58,7 @@ const COMMON_FIELDS = ['Id', 'MetaData.CreateTime', 'MetaData.LastUpdatedTime'];
 const DOCUMENT_FIELDS = [...COMMON_FIELDS, 'DocNumber', 'TxnDate', 'DueDate', 'TotalAmt', 'Balance'];
 const ENTRY_FIELDS = [...COMMON_FIELDS, 'DocNumber', 'TxnDate', 'TotalAmt'];
 const SALES = [...DOCUMENT_FIELDS, 'CustomerRef'];
+const PAYMENT_FIELDS = [...COMMON_FIELDS, 'TxnDate', 'TotalAmt', 'UnappliedAmt'];
 const PURCHASES = [...DOCUMENT_FIELDS, 'VendorRef'];
 
 function entry(
@@ -81,7 +82,8 @@ function entry(
 /**
  * The one table of what the gateway exposes: it drives the routes (which entity names they accept), the scope each
  * call needs, the `/acct/coverage` answer, the OpenAPI document's enums and the shortcut lists. Posted history is
- * never edited, so journal entries, purchases, deposits and transfers have no update: delete (void) and create.
+ * never edited, so journal entries, purchases, deposits, transfers and payments have no update: delete (void) and
+ * create.
  * Deleting a document or entry voids it; it then leaves every list, as a deleted record does on the platform.
  */
 export const COVERAGE: readonly CoverageEntry[] = [
@@ -95,6 +97,8 @@ export const COVERAGE: readonly CoverageEntry[] = [
     shortcut: 'vendors',
   }),
   entry('Item', ['read', 'create', 'update'], [...COMMON_FIELDS, 'Name', 'Active', 'UnitPrice']),
+  entry('TaxRate', ['read'], [...COMMON_FIELDS, 'Name', 'Active', 'RateValue']),
+  entry('TaxCode', ['read'], [...COMMON_FIELDS, 'Name', 'Active']),
   entry('CompanyInfo', ['read'], []),
   entry('Invoice', ALL, SALES, { transactionType: 'invoice' }),
   entry('SalesReceipt', ALL, SALES, { transactionType: 'sales-receipt' }),
@@ -103,6 +107,10 @@ export const COVERAGE: readonly CoverageEntry[] = [
   entry('Estimate', ALL, SALES, { transactionType: 'estimate' }),
   entry('Bill', ALL, PURCHASES, { transactionType: 'bill' }),
   entry('VendorCredit', ALL, PURCHASES, { transactionType: 'vendor-credit' }),
+  entry('Payment', ['read', 'create', 'delete'], PAYMENT_FIELDS.concat('CustomerRef'), { transactionType: 'payment' }),
+  entry('BillPayment', ['read', 'create', 'delete'], PAYMENT_FIELDS.concat('VendorRef'), {
+    transactionType: 'bill-payment',
+  }),
   entry('JournalEntry', ['read', 'create', 'delete'], ENTRY_FIELDS, { transactionType: 'journal-entry' }),
   entry('Purchase', ['read', 'create', 'delete'], ENTRY_FIELDS, { transactionType: 'purchase' }),
   entry('Deposit', ['read', 'create', 'delete'], ENTRY_FIELDS, { transactionType: 'deposit' }),

@@ -158,11 +158,11 @@ export const SKILLS: readonly Skill[] = [
   },
   {
     id: 'pay-due-bills',
-    version: '1.0.0',
+    version: '1.1.0',
     title: 'Pay bills that are due',
-    summary: 'List open bills due by a date, for the firm to approve and pay.',
-    requiredScopes: ['acct:transactions:read'],
-    writes: false,
+    summary: 'List open bills due by a date, dry-run their payment for the firm to approve, then record it.',
+    requiredScopes: ['acct:transactions:read', 'acct:transactions:create'],
+    writes: true,
     steps: [
       {
         id: 'due',
@@ -176,8 +176,33 @@ export const SKILLS: readonly Skill[] = [
         ],
         check: 'Every bill listed is open and due by the run date.',
       },
+      {
+        id: 'pay',
+        title: 'Pay each approved bill from the bank account the firm names: dry run first, then for real',
+        calls: [
+          {
+            method: 'POST',
+            path: `${C}/transactions?dryRun=true`,
+            body: {
+              entityType: 'bill-payment',
+              payload: {
+                VendorRef: { value: '{VendorRef.value}' },
+                PayType: 'Check',
+                CheckPayment: { BankAccountRef: { value: '<bank account id>' } },
+                Line: [{ Amount: '{Balance}', LinkedTxn: [{ TxnId: '{Id}', TxnType: 'Bill' }] }],
+              },
+            },
+          },
+          {
+            method: 'POST',
+            path: `${C}/transactions`,
+            body: { note: 'the same body, with an Idempotency-Key header' },
+          },
+        ],
+        check: 'The dry run shows the bank credited and accounts payable debited by the bill balance.',
+      },
     ],
-    checks: ['Bill payments are recorded through the partner API once the firm approves them.'],
+    checks: ['Each paid bill reads back with Balance 0, and the bank account register shows the payment.'],
   },
   {
     id: 'review-client-file',

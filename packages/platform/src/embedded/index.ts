@@ -17,6 +17,8 @@ import { documentHandlers } from './documents';
 import { entryHandlers } from './entries';
 import type { EntityHandler } from './handler';
 import { itemHandler } from './items';
+import { paymentHandlers } from './payments';
+import { taxHandlers } from './taxes';
 import { runQuery } from './query';
 import { report } from './reports';
 
@@ -44,7 +46,9 @@ export const EMBEDDED_ENTITIES: ReadonlyMap<string, EntityHandler> = new Map<str
   ['Customer', customerHandler],
   ['Vendor', vendorHandler],
   ['Item', itemHandler],
+  ...taxHandlers,
   ...documentHandlers,
+  ...paymentHandlers,
   ...entryHandlers,
   ['CompanyInfo', companyHandler],
 ]);

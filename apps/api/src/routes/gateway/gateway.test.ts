@@ -601,6 +601,143 @@ describe('agent gateway: pass-through', () => {
   });
 });
 
+describe('agent gateway: payments and bill payments', () => {
+  const txn = (entityType: string, payload: object) => send('POST', `${base}/transactions`, { entityType, payload });
+  const get = async (entityType: string, id: string) =>
+    (await send('GET', `${base}/transactions/${id}?entityType=${entityType}`)).json().data;
+
+  it('pays an invoice and a bill, reads them back in the platform shape, and voids a payment on delete', async () => {
+    const invoice = (
+      await txn('invoice', {
+        CustomerRef: { value: customerId },
+        TxnDate: '2026-05-01',
+        Line: [line(300, t.account('4000'))],
+      })
+    ).json().data.data;
+    const bill = (
+      await txn('bill', {
+        VendorRef: { value: vendorId },
+        TxnDate: '2026-05-02',
+        Line: [
+          {
+            Amount: 45.5,
+            DetailType: 'AccountBasedExpenseLineDetail',
+            AccountBasedExpenseLineDetail: { AccountRef: { value: t.account('6300') } },
+          },
+        ],
+      })
+    ).json().data.data;
+
+    const paid = await txn('payment', {
+      CustomerRef: { value: customerId },
+      TxnDate: '2026-05-10',
+      TotalAmt: 300,
+      DepositToAccountRef: { value: t.account('1000') },
+      Line: [{ Amount: 300, LinkedTxn: [{ TxnId: invoice.Id, TxnType: 'Invoice' }] }],
+    });
+    expect(paid.statusCode).toBe(201);
+    const payment = paid.json().data.data;
+    expect(payment).toMatchObject({
+      SyncToken: '0',
+      TotalAmt: 300,
+      UnappliedAmt: 0,
+      CustomerRef: { value: customerId },
+      DepositToAccountRef: { value: t.account('1000') },
+      Line: [{ Amount: 300, LinkedTxn: [{ TxnId: invoice.Id, TxnType: 'Invoice' }] }],
+    });
+    expect(paid.json().data.journal).toEqual(
+      expect.arrayContaining([expect.objectContaining({ accountId: t.account('1000'), debit: 300 })]),
+    );
+    expect((await get('invoice', invoice.Id)).Balance).toBe(0);
+
+    const billPaid = await txn('bill-payment', {
+      VendorRef: { value: vendorId },
+      TxnDate: '2026-05-11',
+      PayType: 'Check',
+      CheckPayment: { BankAccountRef: { value: t.account('1000') } },
+      Line: [{ Amount: 45.5, LinkedTxn: [{ TxnId: bill.Id, TxnType: 'Bill' }] }],
+    });
+    expect(billPaid.statusCode).toBe(201);
+    expect(billPaid.json().data.data).toMatchObject({
+      TotalAmt: 45.5,
+      VendorRef: { value: vendorId },
+      PayType: 'Check',
+    });
+    expect((await get('bill', bill.Id)).Balance).toBe(0);
+
+    const queried = await send('POST', `${base}/query`, {
+      query: `SELECT * FROM Payment WHERE CustomerRef = '${customerId}' AND TxnDate = '2026-05-10'`,
+    });
+    expect(queried.json().data.QueryResponse.Payment.map((p: { Id: string }) => p.Id)).toEqual([payment.Id]);
+
+    const deleted = await send('DELETE', `${base}/transactions/${payment.Id}`, {
+      entityType: 'payment',
+      syncToken: '0',
+    });
+    expect(deleted.statusCode).toBe(200);
+    expect((await get('invoice', invoice.Id)).Balance).toBe(300);
+    expect((await send('GET', `${base}/transactions/${payment.Id}?entityType=payment`)).statusCode).toBe(404);
+  });
+
+  it('refuses a payment larger than what it pays is owed, or naming nothing, writing nothing', async () => {
+    const invoice = (
+      await txn('invoice', {
+        CustomerRef: { value: customerId },
+        TxnDate: '2026-05-03',
+        Line: [line(20, t.account('4000'))],
+      })
+    ).json().data.data;
+    const before = await books();
+    const over = await txn('payment', {
+      CustomerRef: { value: customerId },
+      DepositToAccountRef: { value: t.account('1000') },
+      Line: [{ Amount: 25, LinkedTxn: [{ TxnId: invoice.Id, TxnType: 'Invoice' }] }],
+    });
+    expect(over.statusCode).toBe(422);
+    expect(over.json().error.code).toBe('OVER_ALLOCATION');
+    const unlinked = await txn('payment', {
+      CustomerRef: { value: customerId },
+      DepositToAccountRef: { value: t.account('1000') },
+      Line: [{ Amount: 5 }],
+    });
+    expect(unlinked.statusCode).toBe(400);
+    const noBank = await txn('bill-payment', { VendorRef: { value: vendorId }, Line: [] });
+    expect(noBank.statusCode).toBe(400);
+    expect(await books()).toEqual(before);
+  });
+});
+
+describe('agent gateway: tax rates and codes', () => {
+  it('presents each tax rate as a TaxRate and a one-rate TaxCode, read-only, with a SyncToken that counts changes', async () => {
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/tax-rates',
+      headers: t.orgHeaders,
+      payload: { name: 'Gateway County', rateBps: 825, liabilityAccountId: t.account('2200') },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().data.id as string;
+    const rate = (await send('GET', `${base}/entities/TaxRate/${id}`)).json().data;
+    expect(rate).toMatchObject({ Id: id, Name: 'Gateway County', RateValue: 8.25, Active: true, SyncToken: '0' });
+    const code = (await send('GET', `${base}/entities/TaxCode/${id}`)).json().data;
+    expect(code.SalesTaxRateList.TaxRateDetail[0].TaxRateRef).toEqual({ value: id, name: 'Gateway County' });
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/tax-rates/${id}`,
+      headers: t.orgHeaders,
+      payload: { name: 'Gateway Co.' },
+    });
+    expect((await send('GET', `${base}/entities/TaxRate/${id}`)).json().data).toMatchObject({
+      SyncToken: '1',
+      Name: 'Gateway Co.',
+    });
+    const q = await send('POST', `${base}/query`, { query: "SELECT * FROM TaxRate WHERE RateValue > '8'" });
+    expect(q.json().data.QueryResponse.TaxRate.map((r: { Id: string }) => r.Id)).toContain(id);
+    const write = await send('POST', `${base}/entities/TaxRate`, { Name: 'No' });
+    expect([404, 405, 422]).toContain(write.statusCode);
+  });
+});
+
 describe('agent gateway: pass-through, hostile paths', () => {
   const relay = (payload: object, headers: Record<string, string> = {}) =>
     send('POST', `${base}/request`, payload, headers);
