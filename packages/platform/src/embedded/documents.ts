@@ -12,7 +12,7 @@ import {
   withDetail,
 } from '@firm/documents';
 import { getEntry, todayUtc } from '@firm/ledger';
-import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, ne, type SQL, sql } from 'drizzle-orm';
 import type { JournalEffectLine, PlatformRecord, WriteResult } from '../types';
 import {
   amountOf,
@@ -171,6 +171,52 @@ function linesIn(shape: DocumentShape, lines: Payload[]): LineInput[] {
   return out;
 }
 
+/**
+ * Reads of one kind of document as platform records, shared by the documents and the payments: by ids (a query
+ * page), one (RECORD_NOT_FOUND when it is not there), a page of the live ones in date order, and a write's journal.
+ */
+export function documentReads(
+  entity: string,
+  live: (organizationId: string) => SQL | undefined,
+  presentAll: (db: Executor, organizationId: string, docs: Document[]) => Promise<PlatformRecord[]>,
+) {
+  async function getMany(db: Executor, organizationId: string, ids: readonly string[]): Promise<PlatformRecord[]> {
+    const wanted = ids.filter(isUuid);
+    if (wanted.length === 0) return [];
+    const rows = await db
+      .select()
+      .from(documents)
+      .where(and(live(organizationId), inArray(documents.id, wanted)));
+    return presentAll(db, organizationId, await withDetail(db, organizationId, rows));
+  }
+
+  async function getOne(db: Executor, organizationId: string, id: string): Promise<PlatformRecord> {
+    const [record] = await getMany(db, organizationId, [id]);
+    if (!record) throw recordNotFound(entity);
+    return record;
+  }
+
+  async function journal(tx: Tx, organizationId: string, doc: Document): Promise<JournalEffectLine[]> {
+    if (!doc.journalEntryId) return [];
+    return journalOf((await getEntry(tx, organizationId, doc.journalEntryId)).lines);
+  }
+
+  const list: EntityHandler['list'] = async (db, ctx, options) => {
+    const rows = await db
+      .select()
+      .from(documents)
+      .where(live(ctx.organizationId))
+      .orderBy(asc(documents.date), asc(documents.id))
+      .offset(offsetOf(options))
+      .limit(options.maxResults);
+    const [total] = await db.select({ n: count() }).from(documents).where(live(ctx.organizationId));
+    const docs = await withDetail(db, ctx.organizationId, rows);
+    return pageOf(await presentAll(db, ctx.organizationId, docs), options, total?.n ?? 0);
+  };
+
+  return { getMany, getOne, journal, list };
+}
+
 function documentHandler(shape: DocumentShape): EntityHandler {
   const contactField = shape.side === 'sales' ? 'CustomerRef' : 'VendorRef';
   const live = (organizationId: string) =>
@@ -192,26 +238,7 @@ function documentHandler(shape: DocumentShape): EntityHandler {
     return docs.map((d) => present(shape, d, nameOf.get(d.contactId), versions.get(d.id)));
   }
 
-  async function getMany(db: Executor, organizationId: string, ids: readonly string[]): Promise<PlatformRecord[]> {
-    const wanted = ids.filter(isUuid);
-    if (wanted.length === 0) return [];
-    const rows = await db
-      .select()
-      .from(documents)
-      .where(and(live(organizationId), inArray(documents.id, wanted)));
-    return presentAll(db, organizationId, await withDetail(db, organizationId, rows));
-  }
-
-  async function getOne(db: Executor, organizationId: string, id: string): Promise<PlatformRecord> {
-    const [record] = await getMany(db, organizationId, [id]);
-    if (!record) throw recordNotFound(shape.entity);
-    return record;
-  }
-
-  async function journal(tx: Tx, organizationId: string, doc: Document): Promise<JournalEffectLine[]> {
-    if (!doc.journalEntryId) return [];
-    return journalOf((await getEntry(tx, organizationId, doc.journalEntryId)).lines);
-  }
+  const { getMany, getOne, journal, list } = documentReads(shape.entity, live, presentAll);
 
   function inputOf(payload: Payload, partial: boolean): Partial<DocumentInput> {
     const contactId = refOf(payload, contactField);
@@ -251,18 +278,7 @@ function documentHandler(shape: DocumentShape): EntityHandler {
         [contactField]: { sql: sql`t.contact_id::text`, type: 'id' },
       },
     },
-    async list(db, ctx, options) {
-      const rows = await db
-        .select()
-        .from(documents)
-        .where(live(ctx.organizationId))
-        .orderBy(asc(documents.date), asc(documents.id))
-        .offset(offsetOf(options))
-        .limit(options.maxResults);
-      const [total] = await db.select({ n: count() }).from(documents).where(live(ctx.organizationId));
-      const docs = await withDetail(db, ctx.organizationId, rows);
-      return pageOf(await presentAll(db, ctx.organizationId, docs), options, total?.n ?? 0);
-    },
+    list,
     get: (db, ctx, id) => getOne(db, ctx.organizationId, id),
     getMany: (db, ctx, ids) => getMany(db, ctx.organizationId, ids),
     async create(tx, ctx, payload): Promise<WriteResult> {

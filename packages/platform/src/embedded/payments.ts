@@ -7,11 +7,10 @@ import {
   getDocument,
   type PaymentType,
   voidPayment,
-  withDetail,
 } from '@firm/documents';
-import { getEntry, todayUtc } from '@firm/ledger';
-import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm';
-import type { JournalEffectLine, PlatformRecord, WriteResult } from '../types';
+import { todayUtc } from '@firm/ledger';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
+import type { PlatformRecord, WriteResult } from '../types';
 import {
   amountOf,
   centsOf,
@@ -19,19 +18,16 @@ import {
   dateOf,
   envelope,
   invalid,
-  journalOf,
   ledgerContextOf,
   linesOf,
   objectOf,
-  offsetOf,
   type Payload,
-  pageOf,
-  recordNotFound,
   refOf,
   textOf,
   versionsOf,
 } from './common';
 import type { EntityHandler } from './handler';
+import { documentReads } from './documents';
 import { versioned } from './query';
 
 interface PaymentShape {
@@ -131,26 +127,7 @@ function paymentHandler(shape: PaymentShape): EntityHandler {
     });
   }
 
-  async function getMany(db: Executor, organizationId: string, ids: readonly string[]): Promise<PlatformRecord[]> {
-    const wanted = ids.filter(isUuid);
-    if (wanted.length === 0) return [];
-    const rows = await db
-      .select()
-      .from(documents)
-      .where(and(live(organizationId), inArray(documents.id, wanted)));
-    return presentAll(db, organizationId, await withDetail(db, organizationId, rows));
-  }
-
-  async function getOne(db: Executor, organizationId: string, id: string): Promise<PlatformRecord> {
-    const [record] = await getMany(db, organizationId, [id]);
-    if (!record) throw recordNotFound(shape.entity);
-    return record;
-  }
-
-  async function journal(tx: Tx, organizationId: string, doc: Document): Promise<JournalEffectLine[]> {
-    if (!doc.journalEntryId) return [];
-    return journalOf((await getEntry(tx, organizationId, doc.journalEntryId)).lines);
-  }
+  const { getMany, getOne, journal, list } = documentReads(shape.entity, live, presentAll);
 
   /** Lines pay what their `LinkedTxn` names: the target documents, or credits used towards them. */
   async function allocationsOf(
@@ -194,18 +171,7 @@ function paymentHandler(shape: PaymentShape): EntityHandler {
         [shape.contactField]: { sql: sql`t.contact_id::text`, type: 'id' },
       },
     },
-    async list(db, ctx, options) {
-      const rows = await db
-        .select()
-        .from(documents)
-        .where(live(ctx.organizationId))
-        .orderBy(asc(documents.date), asc(documents.id))
-        .offset(offsetOf(options))
-        .limit(options.maxResults);
-      const [total] = await db.select({ n: count() }).from(documents).where(live(ctx.organizationId));
-      const docs = await withDetail(db, ctx.organizationId, rows);
-      return pageOf(await presentAll(db, ctx.organizationId, docs), options, total?.n ?? 0);
-    },
+    list,
     get: (db, ctx, id) => getOne(db, ctx.organizationId, id),
     getMany: (db, ctx, ids) => getMany(db, ctx.organizationId, ids),
     async create(tx, ctx, payload): Promise<WriteResult> {
