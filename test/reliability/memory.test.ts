@@ -1,7 +1,8 @@
 /**
- * Load with bounded memory: the compiled server (as the image runs it) under twice the bench's posting load (20
- * connections where `npm run bench` uses 10) for a fixed time. Its resident memory stays under 300 MB throughout and
- * comes back near where it started once the load stops. Memory is sampled from /proc, so this runs on Linux only.
+ * Load with bounded memory: the compiled server (as the image runs it, with its heap cap) under twice the bench's
+ * posting load (20 connections where `npm run bench` uses 10) for a fixed time, then under a flood of refusals. Its
+ * resident memory stays under 300 MB throughout and comes back near where it started once the load stops. Memory is
+ * sampled from /proc, so this runs on Linux only.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -17,6 +18,13 @@ const root = join(import.meta.dirname, '..', '..');
 const LOAD_SECONDS = Number(process.env.RELIABILITY_LOAD_SECONDS ?? 15);
 const CONNECTIONS = 20;
 const LIMIT_MB = 300;
+
+/** The heap cap the image gives the server (NODE_OPTIONS in the Dockerfile): the server runs here as it runs there. */
+function imageHeapMb(): number {
+  const heap = /NODE_OPTIONS=--max-old-space-size=(\d+)/.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1];
+  if (!heap) throw new Error('the Dockerfile sets no NODE_OPTIONS=--max-old-space-size');
+  return Number(heap);
+}
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -36,7 +44,7 @@ beforeAll(async () => {
   await promisify(execFile)(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root });
   database = await createTestDatabase();
   const seeded = await seedDemo(database.db, {});
-  server = spawn(process.execPath, [join(root, 'dist', 'server.js')], {
+  server = spawn(process.execPath, [`--max-old-space-size=${imageHeapMb()}`, join(root, 'dist', 'server.js')], {
     cwd: root,
     env: {
       ...process.env,
