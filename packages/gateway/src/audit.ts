@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decodeCursor, newId, type Page, toPage } from '@firm/core';
-import { agentAuditEvents, type Db, type Executor, rowsOf } from '@firm/db';
+import { agentAuditEvents, type Db, type Executor, pgErrorOf, preparedStatement, rowsOf } from '@firm/db';
 import type { Credential } from '@firm/identity';
 import { and, asc, desc, eq, gt, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
 
@@ -38,30 +38,94 @@ export function hashOf(e: Omit<AgentAuditEvent, 'hash'>): string {
     .digest('hex');
 }
 
+/** The columns of an event and the fields they hold. */
+const EVENT_COLUMNS: [string, keyof AgentAuditEvent][] = [
+  ['id', 'id'],
+  ['firm_id', 'firmId'],
+  ['seq', 'seq'],
+  ['organization_id', 'organizationId'],
+  ['actor_kind', 'actorKind'],
+  ['actor_id', 'actorId'],
+  ['actor_name', 'actorName'],
+  ['operation', 'operation'],
+  ['entity_type', 'entityType'],
+  ['entity_id', 'entityId'],
+  ['outcome', 'outcome'],
+  ['status_code', 'statusCode'],
+  ['error_code', 'errorCode'],
+  ['request_id', 'requestId'],
+  ['dry_run', 'dryRun'],
+  ['sync_token_before', 'syncTokenBefore'],
+  ['sync_token_after', 'syncTokenAfter'],
+  ['created_at', 'createdAt'],
+  ['prev_hash', 'prevHash'],
+  ['hash', 'hash'],
+];
+
+/** The append itself runs on every gateway request, so it is a prepared statement (parsed once per connection). */
+const insertEventStatement = preparedStatement(
+  'gateway_append_audit_event',
+  sql`insert into agent_audit_events (${sql.raw(EVENT_COLUMNS.map(([column]) => column).join(', '))})
+      values (${sql.join(
+        EVENT_COLUMNS.map(([, field]) => sql.placeholder(field)),
+        sql`, `,
+      )})`,
+);
+
+interface ChainHead {
+  seq: number;
+  hash: string;
+}
+
 /**
- * Appends an event to its firm's chain. Appends of one firm take turns on a transaction-scoped advisory lock, so
- * each event commits to the one before it; firms do not wait for each other.
+ * Per database, each firm's last event as this process last wrote it, and the tail of the firm's appends in flight:
+ * appends of one firm in one process go one after another, so they do not race each other for a sequence number.
  */
-export async function appendAuditEvent(db: Db, input: AuditInput, now = new Date()): Promise<AgentAuditEvent> {
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`agent-audit|${input.firmId}`}, 0))`);
-    const [last] = await tx
-      .select({ seq: agentAuditEvents.seq, hash: agentAuditEvents.hash })
-      .from(agentAuditEvents)
-      .where(eq(agentAuditEvents.firmId, input.firmId))
-      .orderBy(desc(agentAuditEvents.seq))
-      .limit(1);
-    const event = {
-      ...input,
-      id: newId(),
-      seq: (last?.seq ?? 0) + 1,
-      createdAt: new Date(Math.floor(now.getTime())),
-      prevHash: last?.hash ?? GENESIS_HASH,
-    };
-    const full: AgentAuditEvent = { ...event, hash: hashOf(event) };
-    await tx.insert(agentAuditEvents).values(full);
-    return full;
+const chains = new WeakMap<Db, Map<string, { head: ChainHead | null; tail: Promise<unknown> }>>();
+
+async function readChainHead(db: Db, firmId: string): Promise<ChainHead> {
+  const [last] = await db
+    .select({ seq: agentAuditEvents.seq, hash: agentAuditEvents.hash })
+    .from(agentAuditEvents)
+    .where(eq(agentAuditEvents.firmId, firmId))
+    .orderBy(desc(agentAuditEvents.seq))
+    .limit(1);
+  return last ?? { seq: 0, hash: GENESIS_HASH };
+}
+
+/**
+ * Appends an event to its firm's chain. The event takes the sequence number after the head this process knows and
+ * links to its hash; the unique (firm, seq) key lets only one writer take each number, so an append that loses the
+ * race to another process reads the real head and tries again. In the usual case an append is a single insert: no
+ * transaction, no lock, no read.
+ */
+export function appendAuditEvent(db: Db, input: AuditInput, now = new Date()): Promise<AgentAuditEvent> {
+  let firms = chains.get(db);
+  if (!firms) chains.set(db, (firms = new Map()));
+  let chain = firms.get(input.firmId);
+  if (!chain) firms.set(input.firmId, (chain = { head: null, tail: Promise.resolve() }));
+  const state = chain;
+  const appended = state.tail.then(async () => {
+    const createdAt = new Date(Math.floor(now.getTime()));
+    let head = state.head ?? (await readChainHead(db, input.firmId));
+    for (let attempt = 1; ; attempt++) {
+      const event = { ...input, id: newId(), seq: head.seq + 1, createdAt, prevHash: head.hash };
+      const full: AgentAuditEvent = { ...event, hash: hashOf(event) };
+      try {
+        await insertEventStatement(db, { ...full, createdAt: full.createdAt.toISOString() });
+        state.head = { seq: full.seq, hash: full.hash };
+        return full;
+      } catch (err) {
+        state.head = null;
+        const pgErr = pgErrorOf(err);
+        const lostRace = pgErr?.code === '23505' && pgErr.message.includes('agent_audit_events_firm_seq_key');
+        if (!lostRace || attempt >= 100) throw err;
+        head = await readChainHead(db, input.firmId);
+      }
+    }
   });
+  state.tail = appended.catch(() => undefined);
+  return appended;
 }
 
 export interface AuditFilter {

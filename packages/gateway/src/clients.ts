@@ -1,7 +1,7 @@
 import { DomainError, isUuid } from '@firm/core';
-import { acctClients, type AGENT_ACCESS, type Executor, organizations, type Tx } from '@firm/db';
+import { acctClients, type AGENT_ACCESS, type Executor, organizations, preparedStatement, type Tx } from '@firm/db';
 import type { Credential } from '@firm/identity';
-import { and, asc, eq, inArray, ne } from 'drizzle-orm';
+import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 
 export type AgentAccess = (typeof AGENT_ACCESS)[number];
 
@@ -85,4 +85,39 @@ export async function setAgentAccess(
     .set({ agentAccess, updatedAt: new Date() })
     .where(and(eq(acctClients.organizationId, current.id), eq(acctClients.firmId, credential.firmId)));
   return { ...current, agentAccess };
+}
+
+const agentClientStatement = preparedStatement<{
+  organization_id: string;
+  platform: Client['platform'];
+  acct_company_id: string;
+  status: Client['status'];
+  last_sync_at: Date | string | null;
+  agent_access: AgentAccess;
+}>(
+  'gateway_agent_client',
+  sql`select organization_id, platform, acct_company_id, status, last_sync_at, agent_access from acct_clients
+      where organization_id = ${sql.placeholder('organizationId')} and firm_id = ${sql.placeholder('firmId')}`,
+);
+
+/**
+ * The gateway's row of an organization the request already resolved (so of the credential's firm and visible to
+ * it), or null when the firm has none. Runs on every client route, so it is a prepared statement.
+ */
+export async function agentClientOf(
+  db: Executor,
+  firmId: string,
+  organization: { id: string; name: string },
+): Promise<Client | null> {
+  const [row] = await agentClientStatement(db, { organizationId: organization.id, firmId });
+  if (!row) return null;
+  return {
+    id: row.organization_id,
+    name: organization.name,
+    platform: row.platform,
+    acctCompanyId: row.acct_company_id,
+    status: row.status,
+    lastSyncAt: row.last_sync_at === null ? null : new Date(row.last_sync_at),
+    agentAccess: row.agent_access,
+  };
 }

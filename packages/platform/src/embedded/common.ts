@@ -1,7 +1,7 @@
 import { DomainError, isUuid } from '@firm/core';
-import { type Executor, recordVersions, rowsOf, type Tx } from '@firm/db';
+import { type Executor, preparedStatement, rowsOf, type Tx } from '@firm/db';
 import type { LedgerContext } from '@firm/ledger';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { JournalEffectLine, ListOptions, PlatformContext, PlatformRecord, RecordPage } from '../types';
 
 /** The books' own context for a write made through the platform. */
@@ -84,15 +84,50 @@ export interface Version {
 }
 
 /** The versions (SyncTokens) of some records, in one query. */
+const versionsStatement = preparedStatement<{ record_id: string; version: number; updated_at: Date | string }>(
+  'platform_record_versions',
+  sql`select record_id, version, updated_at from record_versions
+      where organization_id = ${sql.placeholder('organizationId')} and record_id = any(${sql.placeholder('ids')}::uuid[])`,
+);
+
 export async function versionsOf(db: Executor, organizationId: string, ids: string[]): Promise<Map<string, Version>> {
   const map = new Map<string, Version>();
   if (ids.length === 0) return map;
-  const rows = await db
-    .select()
-    .from(recordVersions)
-    .where(and(eq(recordVersions.organizationId, organizationId), inArray(recordVersions.recordId, ids)));
-  for (const r of rows) map.set(r.recordId, { version: r.version, updatedAt: r.updatedAt });
+  for (const r of await versionsStatement(db, { organizationId, ids })) {
+    map.set(r.record_id, { version: r.version, updatedAt: new Date(r.updated_at) });
+  }
   return map;
+}
+
+const namesAndVersionsStatement = preparedStatement<{
+  kind: 'contact' | 'version';
+  id: string;
+  name: string | null;
+  version: number | null;
+  updated_at: Date | string | null;
+}>(
+  'platform_contact_names_and_versions',
+  sql`select 'contact' as kind, id, name, null::integer as version, null::timestamptz as updated_at from contacts
+      where organization_id = ${sql.placeholder('organizationId')} and id = any(${sql.placeholder('contactIds')}::uuid[])
+      union all
+      select 'version', record_id, null, version, updated_at from record_versions
+      where organization_id = ${sql.placeholder('organizationId')} and record_id = any(${sql.placeholder('ids')}::uuid[])`,
+);
+
+/** The names of the contacts some records name and the records' versions, in one round trip. */
+export async function contactNamesAndVersionsOf(
+  db: Executor,
+  organizationId: string,
+  contactIds: string[],
+  ids: string[],
+): Promise<{ names: Map<string, string>; versions: Map<string, Version> }> {
+  const names = new Map<string, string>();
+  const versions = new Map<string, Version>();
+  for (const r of await namesAndVersionsStatement(db, { organizationId, contactIds, ids })) {
+    if (r.kind === 'contact') names.set(r.id, r.name as string);
+    else versions.set(r.id, { version: r.version as number, updatedAt: new Date(r.updated_at as Date | string) });
+  }
+  return { names, versions };
 }
 
 /** The fields every platform record carries. */

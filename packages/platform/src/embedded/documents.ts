@@ -1,5 +1,5 @@
 import { isUuid } from '@firm/core';
-import { contacts, documents, type Executor, type Tx } from '@firm/db';
+import { documents, type Executor, type Tx } from '@firm/db';
 import {
   createDocument,
   type Document,
@@ -18,6 +18,7 @@ import {
   amountOf,
   centsOf,
   checkSyncToken,
+  contactNamesAndVersionsOf,
   dateOf,
   envelope,
   invalid,
@@ -224,15 +225,10 @@ function documentHandler(shape: DocumentShape): EntityHandler {
 
   async function presentAll(db: Executor, organizationId: string, docs: Document[]): Promise<PlatformRecord[]> {
     if (docs.length === 0) return [];
-    const contactIds = [...new Set(docs.map((d) => d.contactId))];
-    const names = await db
-      .select({ id: contacts.id, name: contacts.name })
-      .from(contacts)
-      .where(and(eq(contacts.organizationId, organizationId), inArray(contacts.id, contactIds)));
-    const nameOf = new Map(names.map((n) => [n.id, n.name]));
-    const versions = await versionsOf(
+    const { names: nameOf, versions } = await contactNamesAndVersionsOf(
       db,
       organizationId,
+      [...new Set(docs.map((d) => d.contactId))],
       docs.map((d) => d.id),
     );
     return docs.map((d) => present(shape, d, nameOf.get(d.contactId), versions.get(d.id)));

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DomainError, type ErrorCode, isUuid, type Scope } from '@firm/core';
-import { acctClients, type Executor } from '@firm/db';
+import type { Executor } from '@firm/db';
 import {
+  agentClientOf,
   appendAuditEvent,
   checkQuery,
   type Client,
@@ -26,7 +27,6 @@ import {
 import { canManageApps } from '@firm/identity';
 import { todayUtc } from '@firm/ledger';
 import { createEmbeddedPlatform, type PlatformAdapter, type PlatformOperation, type WriteResult } from '@firm/platform';
-import { and, eq } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { errorResponses, sendError } from '../../errors';
@@ -253,24 +253,12 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       enforceLimit(reply, await readLimit(request));
     }
     if (config.organization !== 'client' || !request.organization) return;
-    const [row] = await db()
-      .select()
-      .from(acctClients)
-      .where(
-        and(eq(acctClients.organizationId, request.organization.id), eq(acctClients.firmId, request.credential.firmId)),
-      );
-    if (!row || row.agentAccess === 'none') return sendError(reply, request, 'CLIENT_NOT_FOUND', 'client not found');
-    request.client = {
-      id: row.organizationId,
-      name: request.organization.name,
-      platform: row.platform,
-      acctCompanyId: row.acctCompanyId,
-      status: row.status,
-      lastSyncAt: row.lastSyncAt,
-      agentAccess: row.agentAccess,
-    };
-    request.agentAudit.clientId = row.organizationId;
-    if (config.agentWrite && row.agentAccess !== 'read_write') {
+    const client = await agentClientOf(db(), request.credential.firmId, request.organization);
+    if (!client || client.agentAccess === 'none')
+      return sendError(reply, request, 'CLIENT_NOT_FOUND', 'client not found');
+    request.client = client;
+    request.agentAudit.clientId = client.id;
+    if (config.agentWrite && client.agentAccess !== 'read_write') {
       return sendError(
         reply,
         request,
