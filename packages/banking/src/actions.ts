@@ -7,6 +7,7 @@ import { getBankAccount } from './accounts';
 import {
   type BankTransaction,
   bankTransactionEvent,
+  bankTransactionNotFound,
   getBankTransaction,
   type BankTransactionStatus,
 } from './transactions';
@@ -343,7 +344,12 @@ export async function reclassifyBankTransaction(
 }
 
 export interface MatchInput {
-  documents: { documentId: string; amountCents?: number | undefined }[];
+  documents?: { documentId: string; amountCents?: number | undefined }[] | undefined;
+  /**
+   * Instead of documents: the register row a posting route wrote for the same money (`sourceType: posting`). The
+   * bank's row takes its place, with its entry, so the money is in the books and the register once.
+   */
+  bankTransactionId?: string | undefined;
   /** Where a difference between the documents and the bank amount goes (a fee, a discount, rounding). */
   differenceAccountId?: string | undefined;
   /** Only documents of this contact may be matched. */
@@ -362,13 +368,27 @@ export async function matchBankTransaction(
   id: string,
   input: MatchInput,
 ): Promise<BankTransaction> {
+  const documents = input.documents ?? [];
+  if (documents.length > 0 === (input.bankTransactionId !== undefined)) {
+    throw new DomainError('VALIDATION_ERROR', 'name documents or a bankTransactionId, not both', [
+      { field: 'documents', message: 'exactly one of documents and bankTransactionId' },
+    ]);
+  }
+  if (input.bankTransactionId !== undefined) {
+    if (input.differenceAccountId !== undefined) {
+      throw new DomainError('VALIDATION_ERROR', 'a posting’s register row matches only its own amount', [
+        { field: 'differenceAccountId', message: 'not with bankTransactionId' },
+      ]);
+    }
+    return matchToPosting(tx, ctx, organizationId, id, input.bankTransactionId);
+  }
   const t = await getBankTransaction(tx, organizationId, id);
   const defaults = await documentAmounts(
     tx,
     organizationId,
-    input.documents.map((d) => d.documentId),
+    documents.map((d) => d.documentId),
   );
-  const parts: ClassificationPart[] = input.documents.map((d, i) => ({
+  const parts: ClassificationPart[] = documents.map((d, i) => ({
     documentId: d.documentId,
     amountCents: d.amountCents ?? defaults.get(d.documentId.toLowerCase()) ?? 0,
     field: `documents[${i}]`,
@@ -396,6 +416,74 @@ export async function matchBankTransaction(
     parts.push({ accountId: input.differenceAccountId, amountCents: difference, field: 'differenceAccountId' });
   }
   return classify(tx, ctx, organizationId, id, parts, { onlyContactId: input.contactId }, 'matched');
+}
+
+/**
+ * The bank's row takes the place of the register row a posting route wrote for the same money: it takes that row's
+ * entry, lines and contact, and the posting's row is deleted. The two must be rows of one bank account with the same
+ * amount; the posting's row must not be reconciled (its money already cleared) and the bank's row must not be a
+ * posting's own. Whatever the bank's row had posted before is voided first.
+ */
+async function matchToPosting(
+  tx: Tx,
+  ctx: LedgerContext,
+  organizationId: string,
+  id: string,
+  postingRowId: string,
+): Promise<BankTransaction> {
+  const field = 'bankTransactionId';
+  const notAPosting = () =>
+    invalid('INVALID_ALLOCATION', field, "is not a posting's register row of this bank account");
+  if (!isUuid(postingRowId) || postingRowId.toLowerCase() === id.toLowerCase()) throw notAPosting();
+  // Both rows locked in id order, so two matches naming the same pair cannot deadlock.
+  const [first, second] = [id.toLowerCase(), postingRowId.toLowerCase()].sort() as [string, string];
+  const locked = rowsOf<{ id: string }>(
+    await tx.execute(sql`select id from bank_transactions
+      where organization_id = ${organizationId} and id in (${first}::uuid, ${second}::uuid)
+      order by id for update`),
+  );
+  if (!locked.some((r) => r.id === id.toLowerCase())) throw bankTransactionNotFound();
+  const t = await lockForChange(tx, organizationId, id);
+  if (t.status === 'excluded') {
+    throw new DomainError('INVALID_STATE', 'the bank transaction is excluded; include it first');
+  }
+  if (t.sourceType === 'posting') {
+    throw new DomainError('INVALID_STATE', "a posting's register row is matched by the bank's row, not the reverse");
+  }
+  if (!locked.some((r) => r.id === postingRowId.toLowerCase())) throw notAPosting();
+  const posting = await getBankTransaction(tx, organizationId, postingRowId);
+  if (posting.sourceType !== 'posting' || posting.bankAccountId !== t.bankAccountId) throw notAPosting();
+  if (posting.reconciled) throw invalid('INVALID_ALLOCATION', field, 'is reconciled: its money already cleared');
+  if (posting.amountCents !== t.amountCents) {
+    throw new DomainError(
+      'AMOUNT_MISMATCH',
+      `the posting's register row is ${posting.amountCents} cents; the bank transaction is ${t.amountCents} cents`,
+      [
+        {
+          field,
+          message: 'differs from the bank amount',
+          amountCents: t.amountCents,
+          postingCents: posting.amountCents,
+        },
+      ],
+    );
+  }
+  await unapply(tx, ctx, t, 'matched to a posting');
+  await tx.execute(sql`update bank_transaction_lines set bank_transaction_id = ${t.id}
+    where organization_id = ${organizationId} and bank_transaction_id = ${posting.id}`);
+  await tx.execute(sql`delete from bank_transactions where organization_id = ${organizationId} and id = ${posting.id}`);
+  await tx.execute(sql`
+    update bank_transactions set status = 'matched', journal_entry_id = ${posting.journalEntryId},
+      contact_id = ${posting.contactId}, tax_rate_id = ${posting.taxRateId}, review_reason = null,
+      updated_at = ${nowOf(ctx).toISOString()}
+    where organization_id = ${organizationId} and id = ${t.id}`);
+  const after = await getBankTransaction(tx, organizationId, id);
+  await bankTransactionEvent(tx, ctx, 'bank_transaction.matched', after, {
+    previousStatus: t.status,
+    reason: 'matched',
+    replacedBankTransactionId: posting.id,
+  });
+  return after;
 }
 
 async function documentAmounts(tx: Tx, organizationId: string, ids: string[]): Promise<Map<string, number>> {

@@ -4,11 +4,17 @@ import { getBankAccount } from './accounts';
 import { getBankTransaction } from './transactions';
 
 export interface MatchCandidate {
-  documentId: string;
-  type: 'invoice' | 'customer_payment' | 'bill' | 'bill_payment';
+  type: 'invoice' | 'customer_payment' | 'bill' | 'bill_payment' | 'posting';
+  /** The invoice, bill or payment; null for a posting. */
+  documentId: string | null;
+  /** A posting's register row (match with `bankTransactionId`); null for a document. */
+  bankTransactionId: string | null;
+  /** The posting's entry; null for a document. */
+  journalEntryId: string | null;
   number: string | null;
-  contactId: string;
-  contactName: string;
+  contactId: string | null;
+  /** The contact's name, or a posting's payee. */
+  contactName: string | null;
   date: string;
   /** What matching it takes by default: an invoice's or bill's open balance, a payment's amount. */
   amountCents: number;
@@ -19,8 +25,9 @@ export interface MatchCandidate {
 /**
  * What a bank transaction could be matched to: open invoices and customer payments through its bank account for
  * money in, open bills and bill payments for money out, payments not yet matched to a bank row (the register row
- * a posting route wrote for a payment gives way to the bank's own). Exact amounts
- * first, then the nearest dates.
+ * a posting route wrote for a payment gives way to the bank's own), and the register rows posting routes wrote for
+ * purchases, deposits and transfers through the same bank account with the same amount (the bank's row takes their
+ * place). Exact amounts first, then the nearest dates.
  */
 export async function matchCandidates(
   db: Executor,
@@ -34,8 +41,9 @@ export async function matchCandidates(
   const absolute = Math.abs(t.amountCents);
   const rows = rowsOf<MatchCandidate>(
     await db.execute(sql`
-      select d.id as "documentId", d.type, d.number, d.contact_id as "contactId", c.name as "contactName",
-             d.date::text as date,
+      select * from (
+      select d.id as "documentId", null::uuid as "bankTransactionId", null::uuid as "journalEntryId", d.type::text,
+             d.number, d.contact_id as "contactId", c.name as "contactName", d.date::text as date,
              (case when d.type = ${target}::document_type then d.open_cents else d.total_cents end)::float8
                as "amountCents"
       from documents d
@@ -50,8 +58,21 @@ export async function matchCandidates(
                               where l.organization_id = d.organization_id and l.document_id = d.id
                                 and (h.source_type <> 'posting' or h.reconciliation_id is not null)))
         )
-      order by ((case when d.type = ${target}::document_type then d.open_cents else d.total_cents end) = ${absolute}) desc,
-               abs(d.date - ${t.date}::date), d.id
+      union all
+      select null, h.id, h.journal_entry_id, 'posting', null, h.contact_id, coalesce(c.name, h.counterparty),
+             h.txn_date::text, abs(h.amount_cents)::float8
+      from bank_transactions h
+      left join contacts c on c.organization_id = h.organization_id and c.id = h.contact_id
+      where h.organization_id = ${organizationId} and h.bank_account_id = ${t.bankAccountId}
+        and h.source_type = 'posting' and h.status <> 'excluded' and h.reconciliation_id is null
+        and h.amount_cents = ${t.amountCents}
+        and h.id <> ${t.id} and ${t.sourceType} <> 'posting'
+        and not exists (select 1 from bank_transaction_lines l
+                        where l.organization_id = h.organization_id and l.bank_transaction_id = h.id
+                          and l.document_id is not null)
+      ) u
+      order by (u."amountCents" = ${absolute}) desc, abs(u.date::date - ${t.date}::date),
+               coalesce(u."documentId", u."bankTransactionId")
       limit ${limit}`),
   );
   return rows.map((r) => ({ ...r, amountCents: Number(r.amountCents), exact: Number(r.amountCents) === absolute }));

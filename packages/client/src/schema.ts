@@ -960,7 +960,7 @@ export interface paths {
         put?: never;
         /**
          * Match a bank transaction to invoices, bills or payments
-         * @description Money in matches open invoices or customer payments, money out open bills or bill payments. An open invoice or bill gets its payment recorded (one per contact) and becomes paid or partially paid; an existing payment through the same bank account is linked. The documents must add up to the bank amount (422 AMOUNT_MISMATCH) unless differenceAccountId takes the difference. A paid, void, unknown or other contact’s document is 422 INVALID_ALLOCATION. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         * @description Money in matches open invoices or customer payments, money out open bills or bill payments. An open invoice or bill gets its payment recorded (one per contact) and becomes paid or partially paid; an existing payment through the same bank account is linked. The documents must add up to the bank amount (422 AMOUNT_MISMATCH) unless differenceAccountId takes the difference. A paid, void, unknown or other contact’s document is 422 INVALID_ALLOCATION. Instead of documents, bankTransactionId names the register row a posting route (purchase, deposit, transfer) wrote for the same money: the bank’s row takes its place and its entry, so the money is booked once (422 AMOUNT_MISMATCH when the amounts differ, INVALID_ALLOCATION when it is not such a row of this bank account or is reconciled). Naming both, or neither, is 400 VALIDATION_ERROR. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
          *
          *     Requires scope `bank:write`.
          */
@@ -980,7 +980,7 @@ export interface paths {
         };
         /**
          * What a bank transaction could be matched to
-         * @description Open invoices and unmatched customer payments through its bank account for money in, open bills and unmatched bill payments for money out; exact amounts first, then the nearest dates (at most 20).
+         * @description Open invoices and unmatched customer payments through its bank account for money in, open bills and unmatched bill payments for money out, and the register rows posting routes wrote for the same amount (type posting, matched with bankTransactionId); exact amounts first, then the nearest dates (at most 20).
          *
          *     Requires scope `bank:read`.
          *
@@ -4039,6 +4039,7 @@ export interface components {
         };
         /** CompanyPostingReceipt */
         CompanyPostingReceipt: {
+            /** @description The register rows written with the posting, one per side whose account is linked to a bank account (sourceType posting), in the order of the entry’s lines: for a transfer the receiving account’s row, then the paying one’s. Absent when no side is. The bank’s own row of the same money is later matched to it. */
             bankTransactionIds?: string[];
             /** Format: date-time */
             createdAt: string;
@@ -4753,6 +4754,11 @@ export interface components {
         Match: {
             /**
              * Format: uuid
+             * @description Instead of documents: the register row a posting route wrote for the same money (a match candidate of type posting). The bank's row takes its place and its entry; the amounts must be equal.
+             */
+            bankTransactionId?: string;
+            /**
+             * Format: uuid
              * @description Refuse documents of any other contact.
              */
             contactId?: string;
@@ -4761,7 +4767,8 @@ export interface components {
              * @description Where a difference between the documents and the bank amount is posted (fees, discounts).
              */
             differenceAccountId?: string;
-            documents: {
+            /** @description The documents to match; or bankTransactionId instead. */
+            documents?: {
                 /** @description Default: the invoice's or bill's open balance, or the payment's amount. */
                 amountCents?: number;
                 /**
@@ -4776,21 +4783,21 @@ export interface components {
             data: {
                 /** @description An invoice's or bill's open balance, a payment's amount. */
                 amountCents: number;
-                /** Format: uuid */
-                contactId: string;
-                contactName: string;
+                bankTransactionId: string | null;
+                contactId: string | null;
+                contactName: string | null;
                 /**
                  * Format: date
                  * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
                  */
                 date: string;
-                /** Format: uuid */
-                documentId: string;
+                documentId: string | null;
                 /** @description The amount equals the bank amount. */
                 exact: boolean;
+                journalEntryId: string | null;
                 number: string | null;
                 /** @enum {unknown} */
-                type: "invoice" | "customer_payment" | "bill" | "bill_payment";
+                type: "invoice" | "customer_payment" | "bill" | "bill_payment" | "posting";
             }[];
         };
         /** OAuthError */
@@ -4899,6 +4906,7 @@ export interface components {
         };
         /** PostingReceipt */
         PostingReceipt: {
+            /** @description The register rows written with the posting, one per side whose account is linked to a bank account (sourceType posting), in the order of the entry’s lines: for a transfer the receiving account’s row, then the paying one’s. Absent when no side is. The bank’s own row of the same money is later matched to it. */
             bankTransactionIds?: string[];
             /** Format: uuid */
             journalEntryId: string;

@@ -22,7 +22,14 @@ export interface PostingReceipt {
   status: 'posted';
   createdAt: Date;
   postedAt: Date;
+  /** The register rows written for the posting's bank-linked accounts (see `writePosting`); none when it has none. */
+  bankTransactionIds: string[];
 }
+
+/** The kinds whose money side is a bank or card account: a bank-linked one gets a register row with the entry. */
+const REGISTERED_KINDS = new Set(['purchase', 'deposit', 'transfer']);
+const MONEY_SIDE_FIELDS = new Set(['sourceAccountId', 'destinationAccountId', 'fromAccountId', 'toAccountId']);
+const KIND_NAMES: Record<string, string> = { purchase: 'Purchase', deposit: 'Deposit', transfer: 'Transfer' };
 
 /**
  * Adds (`sign` 1, on posting) or subtracts (`sign` -1, on voiding) an entry's lines to the daily
@@ -71,6 +78,11 @@ export interface PreparedPosting {
   entry: Entry;
   lines: PostingLine[];
   receipt: PostingReceipt;
+  /**
+   * The money side's lines (a purchase's source, a deposit's destination, a transfer's two accounts), each with the
+   * id its register row takes if its account is linked to a bank account: the amount signed as the bank sees it.
+   */
+  register: { id: string; accountId: string; amountCents: number }[];
 }
 
 /**
@@ -109,7 +121,17 @@ export function preparePosting(ctx: LedgerContext, organizationId: string, plan:
       creditCents: Math.max(-l.amountCents, 0),
     })),
   };
-  return { entry, lines, receipt: { journalEntryId: entry.id, status: 'posted', createdAt: now, postedAt: now } };
+  const register = REGISTERED_KINDS.has(input.kind)
+    ? lines
+        .filter((l) => l.field !== undefined && MONEY_SIDE_FIELDS.has(l.field))
+        .map((l) => ({ id: newId(), accountId: l.accountId, amountCents: l.amountCents }))
+    : [];
+  return {
+    entry,
+    lines,
+    register,
+    receipt: { journalEntryId: entry.id, status: 'posted', createdAt: now, postedAt: now, bankTransactionIds: [] },
+  };
 }
 
 /**
@@ -129,12 +151,13 @@ export async function postTransaction(
     checkPostingAccounts(plan.input, await loadPostableAccounts(tx, ctx.firmId, organizationId, plan.lines));
   await check();
   const posting = preparePosting(ctx, organizationId, plan);
-  if (!(await writePosting(tx, ctx, posting))) {
+  const written = await writePosting(tx, ctx, posting);
+  if (!written) {
     // An account was archived between the read and the write; reading again says which.
     await check();
     throw new DomainError('CONFLICT', 'an account changed while the entry was being posted; retry');
   }
-  return posting.receipt;
+  return { ...posting.receipt, bankTransactionIds: written.bankTransactionIds };
 }
 
 /**
@@ -163,7 +186,7 @@ const written = sql`exists (select 1 from new_entry)`;
  * arrays, the key's fields are null when there is none. So it is prepared once per connection, and each posting
  * sends only its values.
  */
-const postingStatement = preparedStatement<{ written: boolean }>(
+const postingStatement = preparedStatement<{ written: boolean; bank_transaction_ids: string[] | string }>(
   'ledger_write_posting',
   sql`
     with accounts_ok as (
@@ -202,11 +225,32 @@ const postingStatement = preparedStatement<{ written: boolean }>(
       returning account_id, amount_cents
     ),
     ${eventCtes(written)},
+    register as (
+      insert into bank_transactions
+        (id, organization_id, bank_account_id, txn_date, amount_cents, description, counterparty, source_type, status,
+         journal_entry_id, created_at, updated_at)
+      select v.id, ${p('organizationId')}, b.id, ${p('date')}, v.amount_cents, ${p('registerDescription')},
+             ${p('payeeName')}, 'posting', 'categorized', ${p('entryId')}, ${p('at')}, ${p('at')}
+      from unnest(${p('registerIds')}::uuid[], ${p('registerAccountIds')}::uuid[], ${p('registerAmounts')}::bigint[])
+        as v(id, account_id, amount_cents)
+      join bank_accounts b on b.organization_id = ${p('organizationId')} and b.account_id = v.account_id
+      where ${written}
+      returning id
+    ),
+    registered as (
+      select coalesce(array_agg(id order by array_position(${p('registerIds')}::uuid[], id)), '{}') as ids
+      from register
+    ),
     key_record as (
       insert into idempotency_keys
         (firm_id, organization_id, route, key, request_hash, response_status, response_body, expires_at)
       select ${p('firmId')}, ${p('organizationId')}, ${p('route')}, ${p('key')}, ${p('requestHash')},
-             ${p('responseStatus')}, ${p('responseBody')}::jsonb, now() + make_interval(hours => ${p('retentionHours')}::int)
+             ${p('responseStatus')},
+             ${p('responseBody')}::jsonb
+               || case when cardinality(r.ids) = 0 then '{}'::jsonb
+                       else jsonb_build_object('bankTransactionIds', to_jsonb(r.ids::text[])) end,
+             now() + make_interval(hours => ${p('retentionHours')}::int)
+      from registered r
       where ${p('key')}::text is not null and ${written}
     ),
     rollup as (
@@ -218,10 +262,17 @@ const postingStatement = preparedStatement<{ written: boolean }>(
       on conflict (organization_id, account_id, day)
       do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents
     )
-    select ${written} as written`,
+    select ${written} as written, (select ids::text[] from registered) as bank_transaction_ids`,
 );
 
 const BALANCE_SHEET_TYPES: AccountType[] = ['asset', 'liability', 'equity'];
+
+/** A text[] as either driver returns it: an array, or (PGlite, untyped) Postgres's `{a,b}` literal of uuids. */
+function textArray(value: string[] | string | null | undefined): string[] {
+  if (Array.isArray(value)) return value;
+  if (!value || value === '{}') return [];
+  return value.slice(1, -1).split(',');
+}
 
 /**
  * Writes a prepared posting in one statement (one round trip): the entry, its lines, the entry.posted events, with
@@ -241,8 +292,8 @@ export async function writePosting(
   ctx: LedgerContext,
   posting: PreparedPosting,
   key?: PostingKey,
-): Promise<boolean> {
-  const { entry, lines } = posting;
+): Promise<{ bankTransactionIds: string[] } | null> {
+  const { entry, lines, register } = posting;
   const at = entry.createdAt.toISOString();
   const event = eventValues(ctx, postedEvent(entry));
   try {
@@ -272,8 +323,14 @@ export async function writePosting(
       responseStatus: key?.response.status ?? null,
       responseBody: key ? JSON.stringify(key.response.body) : null,
       retentionHours: key?.retentionHours ?? null,
+      registerIds: register.map((r) => r.id),
+      registerAccountIds: register.map((r) => r.accountId),
+      registerAmounts: register.map((r) => r.amountCents),
+      registerDescription:
+        entry.memo ?? entry.payeeName ?? lines[0]?.description ?? KIND_NAMES[entry.source] ?? entry.source,
     });
-    return row?.written === true;
+    if (row?.written !== true) return null;
+    return { bankTransactionIds: textArray(row.bank_transaction_ids) };
   } catch (err) {
     rethrowLedgerError(err);
   }

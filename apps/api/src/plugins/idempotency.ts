@@ -232,7 +232,12 @@ export async function runIdempotentPosting(
     const body = receiptOf(posting.receipt);
     try {
       const written = await writePosting(db, ctx, posting, { ...k, response: { status: 201, body } });
-      if (written) return send(reply, { replayed: false, status: 201, body });
+      if (written) {
+        // The register rows' ids join the receipt as the statement stored it for a replay.
+        const { bankTransactionIds } = written;
+        const sent = bankTransactionIds.length > 0 ? { ...body, bankTransactionIds } : body;
+        return send(reply, { replayed: false, status: 201, body: sent });
+      }
       return await whyNotWritten();
     } catch (err) {
       if (!isKeyTaken(err) || attempt >= 2) throw err;

@@ -222,6 +222,141 @@ describe('register rows of posting routes', () => {
   });
 });
 
+describe('register rows of purchases, deposits and transfers', () => {
+  it('writes one register row per bank-linked side with the posting, and replays the same ids', async () => {
+    const savings = await post('/api/v1/bank-accounts', { accountId: t.account('1010'), mask: '1010' }, null);
+    expect(savings.statusCode).toBe(201);
+    const savingsId = savings.json().data.id;
+    const key = randomUUID();
+    const purchase = {
+      date: '2026-08-03',
+      sourceAccountId: t.account('1000'),
+      categoryAccountId: t.account('6100'),
+      amountCents: 4_321,
+      description: 'Printer paper',
+    };
+    const paid = await post(`/api/v1/companies/${t.orgId}/purchases`, purchase, key, t.auth);
+    expect(paid.statusCode, paid.body).toBe(201);
+    const ids: string[] = paid.json().bankTransactionIds;
+    expect(ids).toHaveLength(1);
+    expect((await get(`/api/v1/bank-transactions/${ids[0]}`)).json().data).toMatchObject({
+      bankAccountId: checkingId,
+      sourceType: 'posting',
+      status: 'categorized',
+      amountCents: -4_321,
+      date: '2026-08-03',
+      description: 'Printer paper',
+      journalEntryId: paid.json().journalEntryId,
+      reconciled: false,
+    });
+    const replay = await post(`/api/v1/companies/${t.orgId}/purchases`, purchase, key, t.auth);
+    expect(replay.statusCode).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toEqual(paid.json());
+
+    const moved = await post('/api/v1/transfers', {
+      txnDate: '2026-08-04',
+      fromAccountId: t.account('1000'),
+      toAccountId: t.account('1010'),
+      amount: 50_000,
+    });
+    expect(moved.statusCode, moved.body).toBe(201);
+    const [into, out] = moved.json().bankTransactionIds;
+    expect((await get(`/api/v1/bank-transactions/${out}`)).json().data).toMatchObject({
+      bankAccountId: checkingId,
+      amountCents: -50_000,
+    });
+    expect((await get(`/api/v1/bank-transactions/${into}`)).json().data).toMatchObject({
+      bankAccountId: savingsId,
+      amountCents: 50_000,
+      description: 'Transfer',
+    });
+
+    const deposited = await post('/api/v1/deposits', {
+      txnDate: '2026-08-05',
+      destinationAccountId: t.account('1010'),
+      payerName: 'Interest',
+      lines: [{ accountId: t.account('4100'), amount: 125 }],
+    });
+    expect(deposited.statusCode, deposited.body).toBe(201);
+    expect(deposited.json().bankTransactionIds).toHaveLength(1);
+
+    // A card without a register, and a journal entry, write no register row.
+    const card = await post(
+      `/api/v1/companies/${t.orgId}/purchases`,
+      {
+        ...purchase,
+        sourceAccountId: t.account('2100'),
+      },
+      randomUUID(),
+      t.auth,
+    );
+    expect(card.statusCode, card.body).toBe(201);
+    expect(card.json().bankTransactionIds).toBeUndefined();
+  });
+
+  it('offers a posting’s row to the bank’s row of the same money, which takes its place: booked once', async () => {
+    const paid = await post(
+      `/api/v1/companies/${t.orgId}/purchases`,
+      {
+        date: '2026-08-10',
+        sourceAccountId: t.account('1000'),
+        categoryAccountId: t.account('6100'),
+        amountCents: 7_777,
+        description: 'Office chairs',
+      },
+      randomUUID(),
+      t.auth,
+    );
+    const [postingRow] = paid.json().bankTransactionIds;
+    const cashBefore = (await get('/api/v1/accounts/' + t.account('1000'))).json().data;
+    const feedRow = await row(-7_777, '2026-08-12', 'CHAIRS INC', 'Chairs Inc');
+    const candidates = (await get(`/api/v1/bank-transactions/${feedRow}/match-candidates`)).json().data;
+    expect(candidates).toContainEqual(
+      expect.objectContaining({
+        type: 'posting',
+        documentId: null,
+        bankTransactionId: postingRow,
+        journalEntryId: paid.json().journalEntryId,
+        amountCents: 7_777,
+        exact: true,
+      }),
+    );
+
+    const refusals: [object, number, string][] = [
+      [{ bankTransactionId: postingRow, documents: [{ documentId: randomUUID() }] }, 400, 'VALIDATION_ERROR'],
+      [{}, 400, 'VALIDATION_ERROR'],
+      [{ bankTransactionId: postingRow, differenceAccountId: t.account('6100') }, 400, 'VALIDATION_ERROR'],
+      [{ bankTransactionId: await row(-1_234, '2026-08-12', 'NOT A POSTING') }, 422, 'INVALID_ALLOCATION'],
+      [{ bankTransactionId: randomUUID() }, 422, 'INVALID_ALLOCATION'],
+      [{ bankTransactionId: feedRow }, 422, 'INVALID_ALLOCATION'],
+    ];
+    const writesBefore = await bankingWrites(t.database.db, t.orgId);
+    for (const [body, status, code] of refusals) {
+      const res = await post(`/api/v1/bank-transactions/${feedRow}/match`, body);
+      expect(res.statusCode, res.body).toBe(status);
+      expect(res.json().error.code).toBe(code);
+    }
+    expect(await bankingWrites(t.database.db, t.orgId)).toEqual(writesBefore);
+    const otherAmount = await row(-7_000, '2026-08-12', 'CHAIRS INC PARTIAL');
+    const mismatch = await post(`/api/v1/bank-transactions/${otherAmount}/match`, { bankTransactionId: postingRow });
+    expect(mismatch.statusCode).toBe(422);
+    expect(mismatch.json().error.code).toBe('AMOUNT_MISMATCH');
+
+    const matched = await post(`/api/v1/bank-transactions/${feedRow}/match`, { bankTransactionId: postingRow });
+    expect(matched.statusCode, matched.body).toBe(200);
+    expect(matched.json().data).toMatchObject({
+      status: 'matched',
+      sourceType: 'aggregator_bank_feed',
+      journalEntryIds: [paid.json().journalEntryId],
+    });
+    expect((await get(`/api/v1/bank-transactions/${postingRow}`)).statusCode).toBe(404);
+    expect((await get('/api/v1/accounts/' + t.account('1000'))).json().data).toEqual(cashBefore);
+    const again = (await get(`/api/v1/bank-transactions/${feedRow}/match-candidates`)).json().data;
+    expect(again.some((c: { bankTransactionId: string | null }) => c.bankTransactionId === postingRow)).toBe(false);
+  });
+});
+
 describe('reconciliations', () => {
   it('opens, reconciles, refuses to finish unbalanced, finishes, lists and reports', async () => {
     const deposit = await row(80_000, '2026-06-02', 'DEPOSIT');

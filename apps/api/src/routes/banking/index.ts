@@ -104,7 +104,10 @@ const ACTIONS: Action[] = [
       'or bill gets its payment recorded (one per contact) and becomes paid or partially paid; an existing payment ' +
       'through the same bank account is linked. The documents must add up to the bank amount (422 AMOUNT_MISMATCH) ' +
       'unless differenceAccountId takes the difference. A paid, void, unknown or other contact’s document is 422 ' +
-      'INVALID_ALLOCATION.',
+      'INVALID_ALLOCATION. Instead of documents, bankTransactionId names the register row a posting route (purchase, ' +
+      'deposit, transfer) wrote for the same money: the bank’s row takes its place and its entry, so the money is ' +
+      'booked once (422 AMOUNT_MISMATCH when the amounts differ, INVALID_ALLOCATION when it is not such a row of ' +
+      'this bank account or is reconciled). Naming both, or neither, is 400 VALIDATION_ERROR.',
     body: MatchBody,
     run: (tx, request) =>
       matchBankTransaction(
@@ -312,7 +315,8 @@ export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'What a bank transaction could be matched to',
         description:
           'Open invoices and unmatched customer payments through its bank account for money in, open bills and ' +
-          'unmatched bill payments for money out; exact amounts first, then the nearest dates (at most 20).',
+          'unmatched bill payments for money out, and the register rows posting routes wrote for the same amount ' +
+          '(type posting, matched with bankTransactionId); exact amounts first, then the nearest dates (at most 20).',
         params: IdParams,
         response: { 200: MatchCandidateList },
       },

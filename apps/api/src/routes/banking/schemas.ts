@@ -118,17 +118,27 @@ export const ReclassifyBody = Type.Object(
 
 export const MatchBody = Type.Object(
   {
-    documents: Type.Array(
-      Type.Object(
-        {
-          documentId: Uuid(
-            'An open invoice or a customer payment (money in), an open bill or a bill payment (money out).',
-          ),
-          amountCents: Type.Optional(Cents("Default: the invoice's or bill's open balance, or the payment's amount.")),
-        },
-        strict,
+    documents: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            documentId: Uuid(
+              'An open invoice or a customer payment (money in), an open bill or a bill payment (money out).',
+            ),
+            amountCents: Type.Optional(
+              Cents("Default: the invoice's or bill's open balance, or the payment's amount."),
+            ),
+          },
+          strict,
+        ),
+        { minItems: 1, maxItems: 100, description: 'The documents to match; or bankTransactionId instead.' },
       ),
-      { minItems: 1, maxItems: 100 },
+    ),
+    bankTransactionId: Type.Optional(
+      Uuid(
+        'Instead of documents: the register row a posting route wrote for the same money (a match candidate of type ' +
+          "posting). The bank's row takes its place and its entry; the amounts must be equal.",
+      ),
     ),
     differenceAccountId: Type.Optional(
       Uuid('Where a difference between the documents and the bank amount is posted (fees, discounts).'),
@@ -250,11 +260,15 @@ export const MatchCandidateList = Type.Object(
   {
     data: Type.Array(
       Type.Object({
-        documentId: Uuid(),
-        type: Type.Enum(['invoice', 'customer_payment', 'bill', 'bill_payment']),
+        type: Type.Enum(['invoice', 'customer_payment', 'bill', 'bill_payment', 'posting']),
+        documentId: Nullable(Uuid('The invoice, bill or payment; null for a posting.')),
+        bankTransactionId: Nullable(
+          Uuid("A posting's register row, to match with bankTransactionId; null for a document."),
+        ),
+        journalEntryId: Nullable(Uuid("The posting's entry; null for a document.")),
         number: Nullable(Type.String()),
-        contactId: Uuid(),
-        contactName: Type.String(),
+        contactId: Nullable(Uuid()),
+        contactName: Nullable(Type.String({ description: "The contact's name, or a posting's payee." })),
         date: IsoDate(),
         amountCents: Type.Integer({ description: "An invoice's or bill's open balance, a payment's amount." }),
         exact: Type.Boolean({ description: 'The amount equals the bank amount.' }),

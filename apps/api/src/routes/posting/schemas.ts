@@ -136,7 +136,14 @@ export const HeaderJournalEntryBody = Type.Object(
 
 const receiptBase = {
   journalEntryId: Uuid(),
-  bankTransactionIds: Type.Optional(Type.Array(Type.String())),
+  bankTransactionIds: Type.Optional(
+    Type.Array(Uuid(), {
+      description:
+        'The register rows written with the posting, one per side whose account is linked to a bank account ' +
+        '(sourceType posting), in the order of the entry’s lines: for a transfer the receiving account’s row, then ' +
+        'the paying one’s. Absent when no side is. The bank’s own row of the same money is later matched to it.',
+    }),
+  ),
   status: Type.Literal('posted'),
 };
 
