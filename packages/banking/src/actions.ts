@@ -21,8 +21,56 @@ export interface ClassificationPart {
   documentId?: string | undefined;
   amountCents: number;
   description?: string | null | undefined;
+  /**
+   * An account part's sales tax rate: its amount includes the tax, which is posted to the rate's liability account
+   * and the rest to the part's account.
+   */
+  taxRateId?: string | null | undefined;
   /** Where the part came from in the caller's input, for error details. */
   field: string;
+}
+
+interface TaxRateRow {
+  id: string;
+  rate_bps: number;
+  liability_account_id: string;
+}
+
+/** The tax inside a tax-inclusive amount at `bps` basis points, rounded half away from zero, in the amount's sign. */
+export function includedTaxCents(amountCents: number, bps: number): number {
+  const tax = Math.round((Math.abs(amountCents) * bps) / (10_000 + bps));
+  return amountCents < 0 ? -tax : tax;
+}
+
+/** The active tax rates the parts name, refusing (INVALID_TAX_RATE, by field) one that is not. */
+async function taxRatesOf(
+  tx: Tx,
+  organizationId: string,
+  parts: ClassificationPart[],
+): Promise<Map<string, TaxRateRow>> {
+  const named = parts.filter((p) => p.taxRateId);
+  const ids = [...new Set(named.map((p) => (p.taxRateId as string).toLowerCase()).filter(isUuid))];
+  const rows =
+    ids.length === 0
+      ? []
+      : rowsOf<TaxRateRow>(
+          await tx.execute(sql`select id, rate_bps, liability_account_id from tax_rates
+            where organization_id = ${organizationId} and not archived
+              and id in (${sql.join(
+                ids.map((id) => sql`${id}::uuid`),
+                sql`, `,
+              )})`),
+        );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const p of named) {
+    if (!byId.has((p.taxRateId as string).toLowerCase())) {
+      const field = `${p.field}.taxRateId`.replace(/^accountId\./, '');
+      throw new DomainError('INVALID_TAX_RATE', `${field} is not an active tax rate of this organization`, [
+        { field, message: 'not active in this organization' },
+      ]);
+    }
+  }
+  return byId;
 }
 
 const invalid = (code: 'INVALID_ALLOCATION' | 'INVALID_ACCOUNT', field: string, message: string) =>
@@ -132,6 +180,11 @@ async function apply(
   const bank = await getBankAccount(tx, organizationId, t.bankAccountId);
   const accountParts = parts.filter((p) => p.accountId !== undefined);
   const documentParts = parts.filter((p) => p.documentId !== undefined);
+  const rates = await taxRatesOf(tx, organizationId, accountParts);
+  const taxOf = (p: ClassificationPart) => {
+    const rate = p.taxRateId ? rates.get(p.taxRateId.toLowerCase()) : undefined;
+    return rate ? { rate, cents: includedTaxCents(p.amountCents, Number(rate.rate_bps)) } : null;
+  };
   for (const p of accountParts) {
     if (p.accountId?.toLowerCase() === bank.accountId) {
       throw invalid('INVALID_ACCOUNT', `${p.field}.accountId`, "is the bank transaction's own bank account");
@@ -245,11 +298,19 @@ async function apply(
     const bankCents = sign * accountParts.reduce((s, p) => s + p.amountCents, 0);
     const dc = (accountId: string, cents: number, description: string | null): DebitCreditLine =>
       cents > 0 ? { accountId, description, debitCents: cents } : { accountId, description, creditCents: -cents };
+    // A taxed part posts its amount less the tax to its account and the tax to the rate's liability account.
     const lines: DebitCreditLine[] = [
       ...(bankCents !== 0 ? [dc(bank.accountId, bankCents, t.description)] : []),
-      ...accountParts.map((p) =>
-        dc((p.accountId as string).toLowerCase(), -sign * p.amountCents, p.description ?? null),
-      ),
+      ...accountParts.flatMap((p) => {
+        const tax = taxOf(p);
+        const net = p.amountCents - (tax?.cents ?? 0);
+        return [
+          ...(net !== 0 ? [dc((p.accountId as string).toLowerCase(), -sign * net, p.description ?? null)] : []),
+          ...(tax && tax.cents !== 0
+            ? [dc(tax.rate.liability_account_id, -sign * tax.cents, p.description ?? null)]
+            : []),
+        ];
+      }),
     ];
     const receipt = await postTransaction(tx, ctx, organizationId, {
       kind: 'bank_transaction',
@@ -264,12 +325,14 @@ async function apply(
   let lineNo = 0;
   for (const p of parts) {
     lineNo += 1;
+    const tax = p.accountId !== undefined ? taxOf(p) : null;
     await tx.execute(sql`
       insert into bank_transaction_lines
-        (id, organization_id, bank_transaction_id, line_no, account_id, document_id, payment_id, description, amount_cents)
+        (id, organization_id, bank_transaction_id, line_no, account_id, document_id, payment_id, description, amount_cents,
+         tax_rate_id, tax_cents)
       values (${newId()}, ${organizationId}, ${t.id}, ${lineNo}, ${p.accountId?.toLowerCase() ?? null},
               ${p.documentId?.toLowerCase() ?? null}, ${paymentOf.get(p) ?? null}, ${p.description ?? null},
-              ${p.amountCents})`);
+              ${p.amountCents}, ${tax?.rate.id ?? null}, ${tax?.cents ?? 0})`);
   }
   const status: BankTransactionStatus = documentParts.length > 0 ? 'matched' : 'categorized';
   await tx.execute(sql`
@@ -336,7 +399,14 @@ export async function reclassifyBankTransaction(
     ctx,
     organizationId,
     id,
-    [{ accountId: input.accountId, amountCents: Math.abs(t.amountCents), field: 'accountId' }],
+    [
+      {
+        accountId: input.accountId,
+        amountCents: Math.abs(t.amountCents),
+        taxRateId: input.taxRateId,
+        field: 'accountId',
+      },
+    ],
     { contactId: input.contactId, taxRateId: input.taxRateId },
     reason,
     { accountId: input.accountId.toLowerCase() },
@@ -508,6 +578,8 @@ export interface SplitInput {
     documentId?: string | undefined;
     amountCents: number;
     description?: string | undefined;
+    /** An account part's sales tax rate (see `ClassificationPart`). */
+    taxRateId?: string | undefined;
   }[];
   contactId?: string | undefined;
 }
@@ -524,6 +596,11 @@ export async function splitBankTransaction(
     if ((p.accountId === undefined) === (p.documentId === undefined)) {
       throw new DomainError('VALIDATION_ERROR', `parts[${i}] needs exactly one of accountId and documentId`, [
         { field: `parts[${i}]`, message: 'needs exactly one of accountId and documentId' },
+      ]);
+    }
+    if (p.taxRateId !== undefined && p.documentId !== undefined) {
+      throw new DomainError('VALIDATION_ERROR', `parts[${i}].taxRateId is for account parts only`, [
+        { field: `parts[${i}].taxRateId`, message: 'not with documentId: a document carries its own tax' },
       ]);
     }
     return { ...p, field: `parts[${i}]` };

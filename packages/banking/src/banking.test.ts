@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBankAccount } from './accounts';
 import {
   excludeBankTransaction,
+  includedTaxCents,
   includeBankTransaction,
   matchBankTransaction,
   reclassifyBankTransaction,
@@ -112,6 +113,90 @@ describe('reclassify', () => {
     await db.update(organizations).set({ booksClosedThrough: '2026-01-31' }).where(eq(organizations.id, f.orgId));
     await refusedWithoutWrites('PERIOD_CLOSED', () => reclassify(id, f.account('6300')));
     await db.update(organizations).set({ booksClosedThrough: null }).where(eq(organizations.id, f.orgId));
+  });
+});
+
+describe('sales tax inside a bank amount', () => {
+  it('takes the tax out of the included amount, rounding half away from zero', () => {
+    expect(includedTaxCents(10_825, 825)).toBe(825);
+    expect(includedTaxCents(-10_825, 825)).toBe(-825);
+    expect(includedTaxCents(1, 825)).toBe(0);
+    expect(includedTaxCents(13, 825)).toBe(1);
+    expect(includedTaxCents(12_000, 2_000)).toBe(2_000);
+  });
+
+  async function taxRate(bps: number, name: string): Promise<string> {
+    const [rate] = rowsOf<{ id: string }>(
+      await db.execute(sql`insert into tax_rates (id, organization_id, name, rate_bps, liability_account_id)
+        values (gen_random_uuid(), ${f.orgId}, ${name}, ${bps}, ${f.account('2200')}) returning id`),
+    );
+    return rate?.id as string;
+  }
+
+  it('reclassifies with a tax rate: net to the account, tax to the rate’s liability account', async () => {
+    const rate = await taxRate(825, 'State 8.25%');
+    const id = await f.row({ amountCents: -10_825, description: 'OFFICE DEPOT #77' });
+    const done = await tx((t) =>
+      reclassifyBankTransaction(t, f.ctx, f.orgId, id, {
+        accountId: f.account('6300'),
+        reason: 'supplies with tax',
+        taxRateId: rate,
+      }),
+    );
+    expect(done).toMatchObject({
+      status: 'categorized',
+      taxRateId: rate,
+      lines: [{ accountId: f.account('6300'), amountCents: 10_825, taxRateId: rate, taxCents: 825 }],
+    });
+    const entry = await getEntry(db, f.orgId, done.journalEntryId as string);
+    expect(entry.lines.map((l) => [l.accountId, l.debitCents, l.creditCents])).toEqual([
+      [f.account('1000'), 0, 10_825],
+      [f.account('6300'), 10_000, 0],
+      [f.account('2200'), 825, 0],
+    ]);
+  });
+
+  it('splits with a tax rate on one part; refuses a tax rate on a document part or an archived rate', async () => {
+    const rate = await taxRate(1_000, 'Ten percent');
+    const id = await f.row({ amountCents: -16_000, description: 'MIXED PURCHASE' });
+    const done = await tx((t) =>
+      splitBankTransaction(t, f.ctx, f.orgId, id, {
+        parts: [
+          { accountId: f.account('6300'), amountCents: 11_000, taxRateId: rate },
+          { accountId: f.account('6200'), amountCents: 5_000 },
+        ],
+      }),
+    );
+    expect(done.lines.map((l) => [l.accountId, l.amountCents, l.taxCents])).toEqual([
+      [f.account('6300'), 11_000, 1_000],
+      [f.account('6200'), 5_000, 0],
+    ]);
+    const entry = await getEntry(db, f.orgId, done.journalEntryId as string);
+    expect(entry.lines.map((l) => [l.accountId, l.debitCents, l.creditCents])).toEqual([
+      [f.account('1000'), 0, 16_000],
+      [f.account('6300'), 10_000, 0],
+      [f.account('2200'), 1_000, 0],
+      [f.account('6200'), 5_000, 0],
+    ]);
+
+    const bill = await f.row({ amountCents: -2_000 });
+    const onDocument = await refusedWithoutWrites('VALIDATION_ERROR', () =>
+      tx((t) =>
+        splitBankTransaction(t, f.ctx, f.orgId, bill, {
+          parts: [{ documentId: f.vendor.id, amountCents: 2_000, taxRateId: rate }],
+        }),
+      ),
+    );
+    expect(onDocument.details?.[0]?.field).toBe('parts[0].taxRateId');
+    await db.execute(sql`update tax_rates set archived = true where id = ${rate}`);
+    const archived = await refusedWithoutWrites('INVALID_TAX_RATE', () =>
+      tx((t) =>
+        splitBankTransaction(t, f.ctx, f.orgId, bill, {
+          parts: [{ accountId: f.account('6300'), amountCents: 2_000, taxRateId: rate }],
+        }),
+      ),
+    );
+    expect(archived.details?.[0]?.field).toBe('parts[0].taxRateId');
   });
 });
 

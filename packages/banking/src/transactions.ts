@@ -27,6 +27,9 @@ export interface BankTransactionLine {
   paymentId: string | null;
   description: string | null;
   amountCents: number;
+  /** An account line's sales tax rate, and how much of its amount was tax (posted to the rate's account). */
+  taxRateId: string | null;
+  taxCents: number;
 }
 
 export interface BankTransaction {
@@ -78,6 +81,7 @@ const SELECT = sql`
            select json_agg(json_build_object(
              'accountId', l.account_id, 'documentId', l.document_id, 'documentType', d.type,
              'paymentId', l.payment_id, 'description', l.description, 'amountCents', l.amount_cents,
+             'taxRateId', l.tax_rate_id, 'taxCents', l.tax_cents,
              'documentEntryId', case when d.type in ('customer_payment', 'bill_payment') then d.journal_entry_id end,
              'paymentEntryId', p.journal_entry_id) order by l.line_no)
            from bank_transaction_lines l
@@ -110,6 +114,8 @@ function present(row: Row): BankTransaction {
       paymentId: l.paymentId,
       description: l.description,
       amountCents: Number(l.amountCents),
+      taxRateId: l.taxRateId,
+      taxCents: Number(l.taxCents),
     })),
   };
 }

@@ -3935,6 +3935,9 @@ export interface components {
             documentId: string | null;
             documentType: string | null;
             paymentId: string | null;
+            /** @description How much of amountCents was tax, posted to the tax rate’s liability account; 0 without one. */
+            taxCents: number;
+            taxRateId: string | null;
         };
         /** BillPayment */
         BillPayment: {
@@ -5084,6 +5087,11 @@ export interface components {
                  * @description An open invoice or bill (or a payment) as in match.
                  */
                 documentId?: string;
+                /**
+                 * Format: uuid
+                 * @description An account part’s sales tax rate: amountCents includes the tax, which is posted to the rate’s liability account and the rest to accountId. Not with documentId.
+                 */
+                taxRateId?: string;
             }[];
         };
         /** TaxRate */

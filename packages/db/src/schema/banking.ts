@@ -250,6 +250,9 @@ export const bankTransactionLines = pgTable(
     paymentId: uuid('payment_id'),
     description: text('description'),
     amountCents: bigint('amount_cents', { mode: 'number' }).notNull(),
+    /** The sales tax rate inside an account line's amount; `taxCents` of it went to the rate's liability account. */
+    taxRateId: uuid('tax_rate_id'),
+    taxCents: bigint('tax_cents', { mode: 'number' }).notNull().default(0),
   },
   (t) => [
     unique('bank_transaction_lines_line_key').on(t.bankTransactionId, t.lineNo),
@@ -276,7 +279,16 @@ export const bankTransactionLines = pgTable(
       columns: [t.organizationId, t.paymentId],
       foreignColumns: [documents.organizationId, documents.id],
     }),
+    foreignKey({
+      name: 'bank_transaction_lines_tax_rate_fk',
+      columns: [t.organizationId, t.taxRateId],
+      foreignColumns: [taxRates.organizationId, taxRates.id],
+    }),
     check('bank_transaction_lines_target', sql`(${t.accountId} is null) <> (${t.documentId} is null)`),
+    check(
+      'bank_transaction_lines_tax',
+      sql`(${t.taxRateId} is not null or ${t.taxCents} = 0) and (${t.taxRateId} is null or ${t.accountId} is not null)`,
+    ),
     check('bank_transaction_lines_amount_nonzero', sql`${t.amountCents} <> 0`),
   ],
 );

@@ -53,6 +53,10 @@ export const BankTransactionLine = Type.Object(
     amountCents: SignedCents(
       'In the direction of the bank transaction; negative for a difference going the other way (a fee withheld).',
     ),
+    taxRateId: Nullable(Uuid('The sales tax rate inside an account line’s amount.')),
+    taxCents: SignedCents(
+      'How much of amountCents was tax, posted to the tax rate’s liability account; 0 without one.',
+    ),
   },
   { title: 'BankTransactionLine' },
 );
@@ -111,7 +115,14 @@ export const ReclassifyBody = Type.Object(
     accountId: Uuid('The account the whole amount is classified to (an active account, not the bank account).'),
     reason: Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S', description: 'Kept in the audit trail.' }),
     contactId: Type.Optional(Nullable(Uuid())),
-    taxRateId: Type.Optional(Nullable(Uuid())),
+    taxRateId: Type.Optional(
+      Nullable(
+        Uuid(
+          'The sales tax rate inside the bank amount: the tax (amount × rate ÷ (1 + rate), rounded half away from ' +
+            'zero) is posted to the rate’s liability account and the rest to accountId.',
+        ),
+      ),
+    ),
   },
   { ...strict, title: 'Reclassify' },
 );
@@ -157,6 +168,12 @@ export const SplitBody = Type.Object(
           documentId: Type.Optional(Uuid('An open invoice or bill (or a payment) as in match.')),
           amountCents: Cents(),
           description: Type.Optional(Text(1000)),
+          taxRateId: Type.Optional(
+            Uuid(
+              'An account part’s sales tax rate: amountCents includes the tax, which is posted to the rate’s ' +
+                'liability account and the rest to accountId. Not with documentId.',
+            ),
+          ),
         },
         strict,
       ),
