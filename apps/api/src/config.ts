@@ -8,6 +8,9 @@ import { Value } from 'typebox/value';
 /** `id:<32 bytes base64>[,id:<key>...]`: sealing keys, the first one current, the others still readable. */
 const SEALING_KEYS = '^[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44}(,[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44})*$';
 
+/** The sandbox aggregator's address (`npm run sandbox:aggregator`), where the Plaid client goes by default. */
+export const DEFAULT_PLAID_BASE_URL = 'http://127.0.0.1:4010';
+
 const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
@@ -90,7 +93,12 @@ const ConfigSchema = Type.Object({
    * Where the Plaid client sends requests: https://production.plaid.com or https://sandbox.plaid.com for Plaid, or
    * the sandbox aggregator this project ships (`npm run sandbox:aggregator`, the default).
    */
-  PLAID_BASE_URL: Type.String({ default: 'http://127.0.0.1:4010', pattern: '^https?://' }),
+  PLAID_BASE_URL: Type.String({ default: DEFAULT_PLAID_BASE_URL, pattern: '^https?://' }),
+  /**
+   * On the embedded database with PLAID_BASE_URL at its default, `npm start` also serves the sandbox aggregator
+   * there (unless something already listens), so the demo's feed and new sandbox feeds work with one command.
+   */
+  SANDBOX_AGGREGATOR: Type.Boolean({ default: true }),
   /**
    * Keys that seal aggregator access tokens at rest (AES-256-GCM): `id:<32 bytes base64>[,id:<key>...]`, the first
    * one current, the others still readable. Unset: in production bank feeds cannot be connected (503); elsewhere a

@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runRequestedSyncs } from '@firm/banking';
+import { type SandboxAggregatorServer, startSandboxAggregator } from '@firm/banking/sandbox/server';
 import { runCli } from '@firm/cli/main';
 import {
   type DataDirOwner,
@@ -15,7 +16,7 @@ import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
 import { sql } from 'drizzle-orm';
 import { buildApp } from './app';
-import { bankTokenKeysOf, type Config, ConfigError, loadConfig } from './config';
+import { bankTokenKeysOf, type Config, ConfigError, DEFAULT_PLAID_BASE_URL, loadConfig } from './config';
 
 /**
  * Reads config, opens the database, listens, and shuts down gracefully: on SIGTERM/SIGINT the
@@ -85,6 +86,9 @@ async function main() {
     app.addHook('preClose', async () => clearInterval(feeds));
   }
 
+  const sandbox = await sandboxAggregatorFor(config, database.kind, app.log);
+  if (sandbox) app.addHook('onClose', async () => sandbox.close());
+
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
@@ -104,9 +108,35 @@ async function main() {
     `  Health:   ${base}/api/health  (readiness: ${base}/api/ready)`,
     `  Database: ${database.kind === 'embedded' ? `embedded (${config.DATA_DIR})` : 'postgres (DATABASE_URL)'}`,
   ];
+  if (sandbox) lines.push(`  Sandbox aggregator: ${sandbox.url}  (bank feeds; PLAID_BASE_URL)`);
   if (demoKey)
     lines.push(`  Demo API key: ${demoKey}`, `  (also in ${join(config.DATA_DIR, 'demo-credentials.json')})`);
   process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+/**
+ * Local development's bank: on the embedded database, with the aggregator at its default address, the sandbox
+ * aggregator is served by this process there. Something already listening (`npm run sandbox:aggregator`, another
+ * server) is left to answer; its items are the same, since a sandbox access token names its item.
+ */
+async function sandboxAggregatorFor(
+  config: Config,
+  kind: 'embedded' | 'postgres',
+  log: { info(obj: object, msg: string): void },
+): Promise<SandboxAggregatorServer | null> {
+  if (kind !== 'embedded' || !config.SANDBOX_AGGREGATOR || config.PLAID_BASE_URL !== DEFAULT_PLAID_BASE_URL)
+    return null;
+  const url = new URL(config.PLAID_BASE_URL);
+  try {
+    return await startSandboxAggregator(
+      { clientId: config.PLAID_CLIENT_ID, secret: config.PLAID_SECRET },
+      Number(url.port),
+      url.hostname,
+    );
+  } catch (err) {
+    log.info({ err }, `the sandbox aggregator is not started here: ${url.host} is taken`);
+    return null;
+  }
 }
 
 /**

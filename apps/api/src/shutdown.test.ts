@@ -96,3 +96,66 @@ describe('SIGTERM to the process that was started', () => {
     await drainsOnSigterm(process.execPath, ['--enable-source-maps', join(root, 'dist', 'server.js')]);
   }, 90_000);
 });
+
+describe('npm start’s sandbox bank', () => {
+  it('serves the sandbox aggregator: the demo feed syncs again and a new sandbox feed connects', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'quickstart-bank-'));
+    const { child, port } = await serve('npm', ['start', '--silent'], dataDir);
+    try {
+      const saved = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8'));
+      const [first, second] = saved.organizations as { id: string }[];
+      const api = (path: string, org: string, init: RequestInit = {}) =>
+        fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
+          ...init,
+          headers: {
+            authorization: `Bearer ${saved.apiKey}`,
+            'x-organization-id': org,
+            'content-type': 'application/json',
+            ...(init.headers as Record<string, string> | undefined),
+          },
+        });
+      const feeds = (await (await api('/bank-feeds', first?.id as string)).json()).data;
+      expect(feeds).toHaveLength(1);
+
+      // The demo feed was synced in process by the seed; the running server syncs it through the sandbox server.
+      const sync = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', 'apps/cli/src/bin.ts', 'bank-feed', 'sync', '--org', first?.id, '--feed', feeds[0].id],
+        { cwd: root, env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir } },
+      );
+      expect(sync.stdout).toMatch(/: \d+ page\(s\), \d+ added, \d+ modified, \d+ removed/);
+      const health = (await (await api('/bank-feeds/health', first?.id as string)).json()).data;
+      expect(health[0]).toMatchObject({ status: 'active', lastError: null });
+
+      const token = await fetch('http://127.0.0.1:4010/sandbox/public_token/create', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_id: 'sandbox-client-id', secret: 'sandbox-secret' }),
+      });
+      const { public_token: publicToken } = (await token.json()) as { public_token: string };
+      const accounts = (await (await api('/accounts', second?.id as string)).json()).data as {
+        id: string;
+        code: string;
+      }[];
+      const checking = accounts.find((a) => a.code === '1000');
+      const connected = await api('/bank-feeds', second?.id as string, {
+        method: 'POST',
+        body: JSON.stringify({
+          publicToken,
+          institutionName: 'First Platypus Bank (sandbox)',
+          accounts: [{ mask: '0000', accountId: checking?.id }],
+        }),
+      });
+      expect(connected.status).toBe(201);
+      const unreviewed = (
+        await (await api('/bank-transactions?status=unreviewed&limit=100', second?.id as string)).json()
+      ).data;
+      expect(unreviewed.length).toBeGreaterThan(5);
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});

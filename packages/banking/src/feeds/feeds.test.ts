@@ -5,6 +5,7 @@ import { getEntry } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reclassifyBankTransaction } from '../actions';
+import { InProcessSandboxAggregator } from '../sandbox/in-process';
 import { startSandboxAggregator, type SandboxAggregatorServer } from '../sandbox/server';
 import { createBankingFixture, type BankingFixture } from '../testing';
 import { getBankTransaction } from '../transactions';
@@ -195,5 +196,54 @@ describe('feed sync through the Plaid client against the sandbox aggregator', ()
     }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'AGGREGATOR_ERROR' });
     expect(await listBankFeeds(db, f.orgId)).toEqual([]);
+  });
+
+  it('keeps syncing a feed the demo seed connected in process, through the sandbox server, without duplicates', async () => {
+    const f = await createBankingFixture(db);
+    const seedSide = new InProcessSandboxAggregator('2026-10-01');
+    const feed = await connectBankFeed(db, f.ctx, seedSide, keys, f.orgId, {
+      publicToken: 'public-sandbox-demo',
+      institutionName: 'First Platypus Bank (sandbox)',
+      accounts: [
+        { mask: '0000', accountId: f.account('1000') },
+        { mask: '3333', accountId: f.account('2100') },
+      ],
+    });
+    await syncFeed(db, f.ctx, seedSide, keys, f.orgId, feed.id);
+    const rows = async () =>
+      rowsOf<{ external_id: string; amount_cents: number }>(
+        await db.execute(sql`select external_id, amount_cents::float8 as amount_cents from bank_transactions
+          where organization_id = ${f.orgId} order by external_id`),
+      );
+    const seeded = await rows();
+    expect(seeded.length).toBeGreaterThan(10);
+
+    // The server never saw this item; the access token names it. A later change reaches the books through it.
+    await syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id);
+    expect(await rows()).toEqual(seeded);
+    const [itemId] = rowsOf<{ item_id: string }>(
+      await db.execute(sql`select item_id from bank_feed_connections where id = ${feed.id}`),
+    ).map((r) => r.item_id);
+    sandbox.append(itemId as string, {
+      kind: 'added',
+      transaction: {
+        transaction_id: `${itemId}-late-1`,
+        account_id: `${itemId}-checking`,
+        amount: 12.34,
+        iso_currency_code: 'USD',
+        date: '2026-10-30',
+        authorized_date: '2026-10-30',
+        name: 'LATE COFFEE',
+        merchant_name: 'Late Coffee',
+        pending: false,
+        pending_transaction_id: null,
+        payment_channel: 'in store',
+        transaction_type: 'place',
+      },
+    });
+    await syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id);
+    const after = await rows();
+    expect(after).toHaveLength(seeded.length + 1);
+    expect(after).toContainEqual({ external_id: `${itemId}-late-1`, amount_cents: -1_234 });
   });
 });

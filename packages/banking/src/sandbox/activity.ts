@@ -159,3 +159,15 @@ export function sandboxSyncPage(changes: SandboxChange[], from: number, count: n
     has_more: to < changes.length,
   };
 }
+
+/**
+ * A sandbox access token names its item and the first day of its activity, so any sandbox aggregator (the server
+ * restarted, another process, the demo seed's in-process one) serves the same item from the token alone.
+ */
+export const sandboxAccessToken = (itemId: string, start: string) => `access-sandbox-${itemId}-${start}`;
+
+export function parseSandboxAccessToken(token: unknown): { itemId: string; start: string } | null {
+  const m = typeof token === 'string' ? /^access-sandbox-(item-[0-9a-f]{8})-(\d{4}-\d{2}-\d{2})$/.exec(token) : null;
+  if (!m || Number.isNaN(Date.parse(`${m[2]}T00:00:00Z`))) return null;
+  return { itemId: m[1] as string, start: m[2] as string };
+}

@@ -2,15 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { DomainError } from '@firm/core';
 import type { Aggregator, FeedAccount, FeedPage, FeedWebhook } from '../feeds/aggregator';
 import { toFeedTransaction } from '../feeds/plaid';
-import { decodeSandboxCursor, type SandboxChange, sandboxAccounts, sandboxActivity, sandboxSyncPage } from './activity';
+import {
+  decodeSandboxCursor,
+  parseSandboxAccessToken,
+  sandboxAccessToken,
+  type SandboxChange,
+  sandboxAccounts,
+  sandboxActivity,
+  sandboxSyncPage,
+} from './activity';
 
 /**
  * The sandbox aggregator's activity without its HTTP server, for the demo seed: the same items, pages and
- * cursors the server gives, read in process. Public tokens are any string; each exchange makes a new item.
+ * cursors the server gives, read in process. Public tokens are any string; each exchange makes a new item, whose
+ * access token the sandbox aggregator's server serves too (see `sandboxAccessToken`).
  */
 export class InProcessSandboxAggregator implements Aggregator {
   readonly provider = 'sandbox';
-  private readonly items = new Map<string, string>();
   private readonly logs = new Map<string, SandboxChange[]>();
 
   constructor(
@@ -21,23 +29,21 @@ export class InProcessSandboxAggregator implements Aggregator {
 
   async exchangePublicToken(): Promise<{ accessToken: string; itemId: string }> {
     const itemId = `item-${randomUUID().slice(0, 8)}`;
-    const accessToken = `access-sandbox-${randomUUID()}`;
-    this.items.set(accessToken, itemId);
-    return { accessToken, itemId };
+    return { accessToken: sandboxAccessToken(itemId, this.start), itemId };
   }
 
   async verifyWebhook(): Promise<FeedWebhook> {
     throw new DomainError('UNAUTHENTICATED', 'the in-process sandbox sends no webhooks');
   }
 
-  private item(accessToken: string): string {
-    const itemId = this.items.get(accessToken);
-    if (!itemId) throw new DomainError('AGGREGATOR_ERROR', 'the aggregator refused the request: INVALID_ACCESS_TOKEN');
-    return itemId;
+  private item(accessToken: string): { itemId: string; start: string } {
+    const named = parseSandboxAccessToken(accessToken);
+    if (!named) throw new DomainError('AGGREGATOR_ERROR', 'the aggregator refused the request: INVALID_ACCESS_TOKEN');
+    return named;
   }
 
   async accounts(accessToken: string): Promise<FeedAccount[]> {
-    return sandboxAccounts(this.item(accessToken)).map((a) => ({
+    return sandboxAccounts(this.item(accessToken).itemId).map((a) => ({
       id: a.account_id,
       name: a.name,
       mask: a.mask,
@@ -47,10 +53,10 @@ export class InProcessSandboxAggregator implements Aggregator {
   }
 
   async syncPage(accessToken: string, cursor: string | null, count: number): Promise<FeedPage> {
-    const itemId = this.item(accessToken);
+    const { itemId, start } = this.item(accessToken);
     let changes = this.logs.get(itemId);
     if (!changes) {
-      changes = sandboxActivity(itemId, this.start, this.extraRows);
+      changes = sandboxActivity(itemId, start, this.extraRows);
       this.logs.set(itemId, changes);
     }
     const from = decodeSandboxCursor(cursor) ?? 0;

@@ -2,12 +2,22 @@ import { createHash, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { decodeSandboxCursor, type SandboxChange, sandboxAccounts, sandboxActivity, sandboxSyncPage } from './activity';
+import {
+  decodeSandboxCursor,
+  parseSandboxAccessToken,
+  sandboxAccessToken,
+  type SandboxChange,
+  sandboxAccounts,
+  sandboxActivity,
+  sandboxSyncPage,
+} from './activity';
 
 /**
  * A local stand-in for Plaid that speaks Plaid's wire protocol for the endpoints the connector uses
  * (/sandbox/public_token/create, /item/public_token/exchange, /accounts/get, /transactions/sync), so the same
- * connector, through the official `plaid` client, talks to it or to Plaid. State is in memory, per process.
+ * connector, through the official `plaid` client, talks to it or to Plaid. State is in memory, per process, but an
+ * access token names its item and activity, so an item this process never saw (the server restarted, the demo seed's
+ * in-process aggregator made it) is served from its token alone, without a webhook until one is set.
  */
 export interface SandboxOptions {
   clientId: string;
@@ -105,7 +115,17 @@ export async function startSandboxAggregator(
       return plaidError(res, 400, 'INVALID_INPUT', 'INVALID_API_KEYS', 'invalid client_id or secret provided');
     }
     const item = () => {
-      const found = [...items.values()].find((i) => i.accessToken === body.access_token);
+      let found = [...items.values()].find((i) => i.accessToken === body.access_token);
+      const named = found ? null : parseSandboxAccessToken(body.access_token);
+      if (named && !items.has(named.itemId)) {
+        found = {
+          itemId: named.itemId,
+          accessToken: String(body.access_token),
+          changes: sandboxActivity(named.itemId, named.start, options.extraRows ?? 0),
+          webhook: null,
+        };
+        items.set(named.itemId, found);
+      }
       if (!found) plaidError(res, 400, 'INVALID_INPUT', 'INVALID_ACCESS_TOKEN', 'provided access token is invalid');
       return found;
     };
@@ -115,7 +135,7 @@ export async function startSandboxAggregator(
         const publicToken = `public-sandbox-${randomUUID()}`;
         items.set(itemId, {
           itemId,
-          accessToken: `access-sandbox-${randomUUID()}`,
+          accessToken: sandboxAccessToken(itemId, start),
           changes: sandboxActivity(itemId, start, options.extraRows ?? 0),
           webhook: ((body.options as { webhook?: string } | undefined)?.webhook ?? null) as string | null,
         });
