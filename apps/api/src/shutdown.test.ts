@@ -114,17 +114,28 @@ describe('npm start’s sandbox bank', () => {
             ...(init.headers as Record<string, string> | undefined),
           },
         });
-      const feeds = (await (await api('/bank-feeds', first?.id as string)).json()).data;
+      const data = async <T>(res: Promise<Response>) => ((await (await res).json()) as { data: T }).data;
+      const feeds = await data<{ id: string }[]>(api('/bank-feeds', first?.id as string));
       expect(feeds).toHaveLength(1);
 
       // The demo feed was synced in process by the seed; the running server syncs it through the sandbox server.
       const sync = await promisify(execFile)(
         process.execPath,
-        ['--import', 'tsx', 'apps/cli/src/bin.ts', 'bank-feed', 'sync', '--org', first?.id, '--feed', feeds[0].id],
+        [
+          '--import',
+          'tsx',
+          'apps/cli/src/bin.ts',
+          'bank-feed',
+          'sync',
+          '--org',
+          first?.id as string,
+          '--feed',
+          feeds[0]?.id as string,
+        ],
         { cwd: root, env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir } },
       );
       expect(sync.stdout).toMatch(/: \d+ page\(s\), \d+ added, \d+ modified, \d+ removed/);
-      const health = (await (await api('/bank-feeds/health', first?.id as string)).json()).data;
+      const health = await data<object[]>(api('/bank-feeds/health', first?.id as string));
       expect(health[0]).toMatchObject({ status: 'active', lastError: null });
 
       const token = await fetch('http://127.0.0.1:4010/sandbox/public_token/create', {
@@ -133,10 +144,7 @@ describe('npm start’s sandbox bank', () => {
         body: JSON.stringify({ client_id: 'sandbox-client-id', secret: 'sandbox-secret' }),
       });
       const { public_token: publicToken } = (await token.json()) as { public_token: string };
-      const accounts = (await (await api('/accounts', second?.id as string)).json()).data as {
-        id: string;
-        code: string;
-      }[];
+      const accounts = await data<{ id: string; code: string }[]>(api('/accounts', second?.id as string));
       const checking = accounts.find((a) => a.code === '1000');
       const connected = await api('/bank-feeds', second?.id as string, {
         method: 'POST',
@@ -147,9 +155,9 @@ describe('npm start’s sandbox bank', () => {
         }),
       });
       expect(connected.status).toBe(201);
-      const unreviewed = (
-        await (await api('/bank-transactions?status=unreviewed&limit=100', second?.id as string)).json()
-      ).data;
+      const unreviewed = await data<object[]>(
+        api('/bank-transactions?status=unreviewed&limit=100', second?.id as string),
+      );
       expect(unreviewed.length).toBeGreaterThan(5);
     } finally {
       const exited = new Promise((resolve) => child.once('exit', resolve));
