@@ -438,6 +438,8 @@ export async function matchBankTransaction(
   id: string,
   input: MatchInput,
 ): Promise<BankTransaction> {
+  // An unknown row (or another organization's) is 404 whatever the body says.
+  const t = await getBankTransaction(tx, organizationId, id);
   const documents = input.documents ?? [];
   if (documents.length > 0 === (input.bankTransactionId !== undefined)) {
     throw new DomainError('VALIDATION_ERROR', 'name documents or a bankTransactionId, not both', [
@@ -452,7 +454,6 @@ export async function matchBankTransaction(
     }
     return matchToPosting(tx, ctx, organizationId, id, input.bankTransactionId);
   }
-  const t = await getBankTransaction(tx, organizationId, id);
   const defaults = await documentAmounts(
     tx,
     organizationId,
@@ -592,6 +593,7 @@ export async function splitBankTransaction(
   id: string,
   input: SplitInput,
 ): Promise<BankTransaction> {
+  await getBankTransaction(tx, organizationId, id);
   const parts = input.parts.map((p, i) => {
     if ((p.accountId === undefined) === (p.documentId === undefined)) {
       throw new DomainError('VALIDATION_ERROR', `parts[${i}] needs exactly one of accountId and documentId`, [

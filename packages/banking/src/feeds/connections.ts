@@ -1,8 +1,8 @@
-import { DomainError, newId } from '@firm/core';
+import { DomainError, isUuid, newId } from '@firm/core';
 import { type Db, type Executor, rowsOf } from '@firm/db';
 import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
-import { createBankAccount } from '../accounts';
+import { createBankAccount, REGISTER_SUBTYPES } from '../accounts';
 import type { Aggregator } from './aggregator';
 import { sealToken, type TokenKeys } from './secrets';
 
@@ -90,6 +90,32 @@ export async function connectBankFeed(
   organizationId: string,
   input: ConnectFeedInput,
 ): Promise<BankFeed> {
+  // The ledger accounts are judged before the single-use public token is spent on a connection we would refuse.
+  for (const [i, link] of input.accounts.entries()) {
+    const field = `accounts[${i}].accountId`;
+    const [account] = isUuid(link.accountId)
+      ? rowsOf<{ subtype: string; fed: boolean }>(
+          await db.execute(sql`
+            select a.subtype::text as subtype,
+                   exists (select 1 from bank_accounts b where b.organization_id = a.organization_id
+                             and b.account_id = a.id and b.feed_connection_id is not null) as fed
+            from accounts a
+            where a.organization_id = ${organizationId} and a.id = ${link.accountId.toLowerCase()} and not a.archived`),
+        )
+      : [];
+    if (!account || !(REGISTER_SUBTYPES as readonly string[]).includes(account.subtype)) {
+      throw new DomainError(
+        'INVALID_ACCOUNT',
+        `${field} is not an active bank or credit_card account of this organization`,
+        [{ field, message: 'not an active bank or credit_card account of this organization' }],
+      );
+    }
+    if (account.fed) {
+      throw new DomainError('BANK_ACCOUNT_TAKEN', `${field}: the bank account already has a feed`, [
+        { field, message: 'already fed by another connection' },
+      ]);
+    }
+  }
   const { accessToken, itemId } = await aggregator.exchangePublicToken(input.publicToken);
   const feedAccounts = await aggregator.accounts(accessToken);
   const links = input.accounts.map((link, i) => {

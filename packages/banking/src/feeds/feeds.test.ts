@@ -186,6 +186,27 @@ describe('feed sync through the Plaid client against the sandbox aggregator', ()
     expect((await getEntry(db, f.orgId, categorized.journalEntryId as string)).status).toBe('void');
   });
 
+  it('judges the ledger accounts before spending the public token: a refused connect leaves it usable', async () => {
+    const f = await createBankingFixture(db);
+    const other = await createBankingFixture(db);
+    const token = await publicToken();
+    for (const accountId of [f.account('6100'), other.account('1000'), 'not-a-uuid']) {
+      const err = await connectBankFeed(db, f.ctx, plaid, keys, f.orgId, {
+        publicToken: token,
+        institutionName: 'First Platypus Bank',
+        accounts: [{ mask: '0000', accountId }],
+      }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'INVALID_ACCOUNT', details: [{ field: 'accounts[0].accountId' }] });
+    }
+    expect(await listBankFeeds(db, f.orgId)).toEqual([]);
+    const feed = await connectBankFeed(db, f.ctx, plaid, keys, f.orgId, {
+      publicToken: token,
+      institutionName: 'First Platypus Bank',
+      accounts: [{ mask: '0000', accountId: f.account('1000') }],
+    });
+    expect(feed.accounts).toHaveLength(1);
+  });
+
   it('refuses wrong aggregator credentials with AGGREGATOR_ERROR and stores nothing', async () => {
     const f = await createBankingFixture(db);
     const wrong = new PlaidAggregator({ clientId: 'nope', secret: 'nope', basePath: sandbox.url });
