@@ -4,7 +4,7 @@
  * resident memory stays under 300 MB throughout and comes back near where it started once the load stops. Memory is
  * sampled from /proc, so this runs on Linux only.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,8 +13,8 @@ import autocannon from 'autocannon';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { seedDemo } from '@firm/demo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { root, type RunningServer, startServer } from './server';
 
-const root = join(import.meta.dirname, '..', '..');
 const LOAD_SECONDS = Number(process.env.RELIABILITY_LOAD_SECONDS ?? 15);
 const CONNECTIONS = 20;
 const LIMIT_MB = 300;
@@ -34,7 +34,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const measurable = existsSync('/proc/self/status') && Boolean(process.env.DATABASE_URL);
 
 let database: TestDatabase;
-let server: ChildProcess;
+let server: RunningServer;
 let base: string;
 let headers: Record<string, string>;
 let lines: { debit: string; credit: string };
@@ -44,26 +44,10 @@ beforeAll(async () => {
   await promisify(execFile)(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root });
   database = await createTestDatabase();
   const seeded = await seedDemo(database.db, {});
-  server = spawn(process.execPath, [`--max-old-space-size=${imageHeapMb()}`, join(root, 'dist', 'server.js')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: database.url,
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_MAX: '100000000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  server = await startServer(database.url as string, {
+    args: [`--max-old-space-size=${imageHeapMb()}`, join(root, 'dist', 'server.js')],
   });
-  base = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    server.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /API:\s+(http:\/\/\S+)\/api\/v1/.exec(out);
-      if (m?.[1]) resolve(m[1]);
-    });
-    server.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
-  });
+  base = server.base;
   const apiKey = seeded.apiKey;
   const companies = (await (
     await fetch(`${base}/api/v1/companies`, { headers: { authorization: `Bearer ${apiKey}` } })
@@ -82,8 +66,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  server?.kill('SIGTERM');
-  if (server && server.exitCode === null) await new Promise((resolve) => server.once('exit', resolve));
+  await server?.stop();
   await database?.close();
 });
 
@@ -126,7 +109,7 @@ describe.runIf(measurable)('memory under load', () => {
   });
 
   it(`stays under ${LIMIT_MB} MB with ${CONNECTIONS} connections posting, and comes back near its start`, async () => {
-    const pid = server.pid as number;
+    const pid = server.child.pid as number;
     await post(4, 3); // warm: code compiled, pool filled, caches populated
     await sleep(2000);
     const start = rssMb(pid);
@@ -151,7 +134,7 @@ describe.runIf(measurable)('memory under load', () => {
 
 describe.runIf(measurable)('memory under a flood of refused requests', () => {
   it(`stays under ${LIMIT_MB} MB while refusing invalid postings as fast as they come`, async () => {
-    const pid = server.pid as number;
+    const pid = server.child.pid as number;
     const start = rssMb(pid);
     let peak = start;
     const sampler = setInterval(() => {
