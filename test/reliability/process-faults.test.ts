@@ -5,12 +5,12 @@
  * balanced lines and its entry.posted outbox row, every receipt naming an entry that exists, and a retry of an
  * answered request replaying the same receipt.
  */
-import { randomUUID } from 'node:crypto';
 import { rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { seedDemo } from '@firm/demo';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exactlyOnceProblems, type PostingJob, postedEntries, postingJob } from './postings';
 import { type RunningServer, startServer } from './server';
 
 const REQUESTS = Number(process.env.RELIABILITY_KILL_REQUESTS ?? 600);
@@ -46,38 +46,12 @@ afterAll(async () => {
   await database?.close();
 });
 
-interface Job {
-  key: string;
-  body: string;
-  cents: number;
-  /** The receipt of the first answer, and how many times the request was sent. */
-  receipt: { journalEntryId: string } | null;
-  attempts: number;
-  failures: number;
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.runIf(runnable)('SIGKILL in the middle of a burst of postings', () => {
   it('posts every retried request exactly once, with its lines and its outbox row', async () => {
-    const jobs: Job[] = Array.from({ length: REQUESTS }, (_, i) => {
-      const cents = 1_000 + i;
-      return {
-        key: randomUUID(),
-        cents,
-        body: JSON.stringify({
-          txnDate: '2026-06-15',
-          memo: `kill test ${i}`,
-          lines: [
-            { accountId: accountsByCode.get('6000'), postingType: 'debit', amount: cents },
-            { accountId: accountsByCode.get('1000'), postingType: 'credit', amount: cents },
-          ],
-        }),
-        receipt: null,
-        attempts: 0,
-        failures: 0,
-      };
-    });
+    const accounts = { debit: accountsByCode.get('6000') as string, credit: accountsByCode.get('1000') as string };
+    const jobs = Array.from({ length: REQUESTS }, (_, i) => postingJob(i, 'kill test', accounts));
     let kills = 0;
     let restarting: Promise<void> | null = null;
     const answered = () => jobs.filter((j) => j.receipt).length;
@@ -96,7 +70,7 @@ describe.runIf(runnable)('SIGKILL in the middle of a burst of postings', () => {
       }
     })();
 
-    const send = async (job: Job) => {
+    const send = async (job: PostingJob) => {
       for (;;) {
         if (restarting) await restarting;
         job.attempts++;
@@ -124,7 +98,7 @@ describe.runIf(runnable)('SIGKILL in the middle of a burst of postings', () => {
     let next = 0;
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
-        while (next < jobs.length) await send(jobs[next++] as Job);
+        while (next < jobs.length) await send(jobs[next++] as PostingJob);
       }),
     );
     await killer;
@@ -141,27 +115,7 @@ describe.runIf(runnable)('SIGKILL in the middle of a burst of postings', () => {
       expect(((await res.json()) as { journalEntryId: string }).journalEntryId).toBe(job.receipt?.journalEntryId);
     }
 
-    const entries = rowsOf<{
-      id: string;
-      memo: string;
-      lines: number;
-      debits: number;
-      credits: number;
-      outbox: number;
-    }>(
-      await database.db.execute(sql`
-        select e.id, e.memo,
-               (select count(*)::int from journal_lines l where l.entry_id = e.id) as lines,
-               (select coalesce(sum(greatest(l.amount_cents, 0)), 0)::float8 from journal_lines l where l.entry_id = e.id)
-                 as debits,
-               (select coalesce(sum(greatest(-l.amount_cents, 0)), 0)::float8 from journal_lines l where l.entry_id = e.id)
-                 as credits,
-               (select count(*)::int from outbox_events o
-                where o.organization_id = e.organization_id and o.type = 'entry.posted'
-                  and o.payload->>'id' = e.id::text) as outbox
-        from journal_entries e
-        where e.organization_id = ${headers['x-organization-id']} and e.memo like 'kill test %'`),
-    );
+    const entries = await postedEntries(database.db, headers['x-organization-id'] as string, 'kill test');
     const retried = jobs.filter((j) => j.failures > 0).length;
     process.stdout.write(
       `process faults: ${REQUESTS} postings, ${kills} SIGKILLs, ${jobs.reduce((s, j) => s + j.attempts, 0)} requests ` +
@@ -169,13 +123,6 @@ describe.runIf(runnable)('SIGKILL in the middle of a burst of postings', () => {
     );
     expect(kills).toBe(KILLS);
     expect(retried).toBeGreaterThan(0);
-    expect(entries).toHaveLength(REQUESTS);
-    expect(new Set(entries.map((e) => e.memo)).size).toBe(REQUESTS);
-    const byId = new Map(entries.map((e) => [e.id, e]));
-    for (const job of jobs) {
-      const entry = byId.get(job.receipt?.journalEntryId as string);
-      expect(entry, `receipt of ${job.key}`).toBeDefined();
-      expect(entry).toMatchObject({ lines: 2, debits: job.cents, credits: job.cents, outbox: 1 });
-    }
+    expect(exactlyOnceProblems(jobs, entries)).toEqual([]);
   });
 });

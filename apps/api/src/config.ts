@@ -27,6 +27,8 @@ const ConfigSchema = Type.Object({
   /** How often the server deletes expired idempotency records, in minutes. */
   IDEMPOTENCY_PURGE_INTERVAL_MINUTES: Type.Integer({ default: 60, minimum: 1 }),
   DB_POOL_MAX: Type.Integer({ default: 20, minimum: 1, maximum: 500 }),
+  /** How long a new Postgres connection may take before the database counts as unreachable (503). */
+  DB_CONNECT_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 600_000 }),
   /**
    * How long a process keeps an API key it looked up (with the organization the request named), in milliseconds;
    * 0 looks the key up on every request. Changes made through this process apply at once; a key revoked from

@@ -26,7 +26,12 @@ async function main() {
   const config = loadConfig();
   // The embedded data directory belongs to one process; a second server stops here with a message.
   const owner: DataDirOwner | null = config.DATABASE_URL ? null : await claimDataDir(config.DATA_DIR);
-  const database = openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX });
+  const database = openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolMax: config.DB_POOL_MAX,
+    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+  });
   let demoKey: string | null = null;
   if (database.kind === 'postgres' && config.MIGRATE_ON_START) await database.migrate();
   if (database.kind === 'embedded') {

@@ -17,7 +17,11 @@ async function main() {
       'DATABASE_URL: required by a separate worker; the embedded database belongs to one process, whose API runs the worker itself',
     );
   }
-  const database = openDatabase({ url: config.DATABASE_URL, poolMax: config.DB_POOL_MAX });
+  const database = openDatabase({
+    url: config.DATABASE_URL,
+    poolMax: config.DB_POOL_MAX,
+    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+  });
   const say = (level: string) => (obj: object, msg: string) =>
     process.stderr.write(`${JSON.stringify({ level, time: Date.now(), ...obj, msg })}\n`);
   // An outage is two lines (when it starts, when it ends), not a stack trace per round.

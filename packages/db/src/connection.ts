@@ -63,6 +63,11 @@ export interface DatabaseOptions {
   dataDir?: string | undefined;
   /** Pool size for the pg driver. */
   poolMax?: number | undefined;
+  /**
+   * How long the pg driver waits for a new connection (default 10 s): a database that accepts connections but never
+   * answers (a network that drops packets) is then reported unreachable instead of holding requests forever.
+   */
+  connectTimeoutMs?: number | undefined;
 }
 
 // pg returns int8 as strings by default; our money columns are bigint cents well inside 2^53.
@@ -71,11 +76,14 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
 
 export function openDatabase(options: DatabaseOptions): Database {
-  return options.url ? openPostgres(options.url, options.poolMax ?? 20) : openEmbedded(options.dataDir ?? './.data');
+  return options.url
+    ? openPostgres(options.url, options.poolMax ?? 20, options.connectTimeoutMs ?? 10_000)
+    : openEmbedded(options.dataDir ?? './.data');
 }
 
-function openPostgres(url: string, max: number): Database {
-  const pool = new pg.Pool({ connectionString: url, max });
+function openPostgres(url: string, max: number, connectTimeoutMs: number): Database {
+  // TCP keepalive lets the kernel notice a connection whose peer vanished without a reset.
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true });
   // A dropped connection must not crash the process. Idle ones: the pool replaces them. One in use (an
   // administrator or failover killed it mid-transaction): its query fails, the request answers 5xx, and the
   // broken client is discarded when released; without a listener its 'error' event would be uncaught.

@@ -1,5 +1,6 @@
 import rateLimit from '@fastify/rate-limit';
 import { DomainError } from '@firm/core';
+import { isConnectionLost } from '@firm/db';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
@@ -68,17 +69,23 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
     errorResponseBuilder: (_request, context) => rateLimited(context.after),
   });
 
+  // A credential that cannot be looked up because the database is away is no reason to count the caller as
+  // anonymous (and answer 429 for the rest of the window): the request answers 503 like any other meanwhile.
+  const unlessDatabaseAway = (err: unknown): null => {
+    if (isConnectionLost(err)) throw err;
+    return null;
+  };
   const perCaller = app.rateLimit({
     timeWindow: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
     keyGenerator: async (request) => {
       // A valid credential counts against itself on every route, public ones (documents, session) included.
       if (request.routeOptions.config.scope || request.headers.authorization) {
-        const credential = await app.resolveCredential(request).catch(() => null);
+        const credential = await app.resolveCredential(request).catch(unlessDatabaseAway);
         if (credential) return `${credential.kind}:${credential.id}`;
       }
       if (!request.routeOptions.config.scope) {
         // Pages of signed-in users (the consent page) count against the user, not the address.
-        const session = await getSession(request).catch(() => null);
+        const session = await getSession(request).catch(unlessDatabaseAway);
         if (session) return `session:${session.user.id}`;
       }
       return ipKey(request);
