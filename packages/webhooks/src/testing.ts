@@ -8,8 +8,8 @@ export interface ReceivedRequest {
   body: string;
 }
 
-/** What the receiver answers; `hang` never answers (until the receiver closes). */
-export type Reply = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+/** What the receiver answers; `hang` never answers (until the receiver closes); `close` drops the connection. */
+export type Reply = { status: number; body?: string; headers?: Record<string, string> } | 'hang' | 'close';
 
 /**
  * A webhook receiver on a loopback port: records every request and answers as the test says. `down()`
@@ -47,6 +47,10 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
           receiver.received.push(request);
           const answer = receiver.reply(request, receiver.received.length - 1);
           if (answer === 'hang') return;
+          if (answer === 'close') {
+            req.socket.destroy();
+            return;
+          }
           res.writeHead(answer.status, answer.headers ?? {});
           res.end(answer.body ?? '');
         });
