@@ -13,9 +13,9 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../apps/api/src/testing';
+import { firmChecksum, type Json, type Operation, operationsOf } from './openapi';
 
 const MARKER = 'VICTIMDATA';
-type Json = Record<string, unknown>;
 
 let t: TestApp;
 let attacker: Awaited<ReturnType<typeof createOtherFirm>>;
@@ -24,32 +24,7 @@ let victimIds: Map<string, string[]>;
 let allVictimIds: Set<string>;
 let victimOrgs: string[];
 
-/** Every table with an organization or firm column, and the victim's rows of it as one checksum. */
-async function victimChecksum(): Promise<Record<string, string>> {
-  const tables = rowsOf<{ table_name: string; column_name: string }>(
-    await t.database.db.execute(sql`
-      select table_name, column_name from information_schema.columns
-      where table_schema = 'public' and column_name in ('organization_id', 'firm_id')
-      order by table_name, column_name`),
-  );
-  const sums: Record<string, string> = {};
-  for (const { table_name: table, column_name: column } of tables) {
-    const owned =
-      column === 'firm_id'
-        ? sql`${sql.identifier(column)} = ${t.demo.firmId}`
-        : sql`${sql.identifier(column)} in (${sql.join(
-            victimOrgs.map((o) => sql`${o}::uuid`),
-            sql`, `,
-          )})`;
-    const [row] = rowsOf<{ n: number; sum: string | null }>(
-      await t.database.db.execute(sql`
-        select count(*)::int as n, md5(string_agg(x::text, '|' order by x::text)) as sum
-        from ${sql.identifier(table)} x where ${owned}`),
-    );
-    sums[`${table}.${column}`] = `${row?.n}:${row?.sum}`;
-  }
-  return sums;
-}
+const victimChecksum = () => firmChecksum(t.database.db, t.demo.firmId, victimOrgs);
 
 /** The victim's own calls, through the API, so that it holds one of every resource. */
 async function seedVictim(app: FastifyInstance) {
@@ -154,46 +129,6 @@ async function collectVictimIds(): Promise<Map<string, string[]>> {
   ids.set('organizations', victimOrgs);
   ids.set('firms', [t.demo.firmId]);
   return ids;
-}
-
-interface Operation {
-  method: string;
-  path: string;
-  params: { name: string; in: string; schema: Json; required?: boolean }[];
-  body: Json | null;
-}
-
-function deref(doc: Json, node: unknown): unknown {
-  if (Array.isArray(node)) return node.map((n) => deref(doc, n));
-  if (!node || typeof node !== 'object') return node;
-  const ref = (node as { $ref?: string }).$ref;
-  if (ref?.startsWith('#/')) {
-    const target = ref
-      .slice(2)
-      .split('/')
-      .reduce<unknown>((o, k) => (o as Json)[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
-    return deref(doc, target);
-  }
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, deref(doc, v)]));
-}
-
-function operationsOf(doc: Json): Operation[] {
-  const ops: Operation[] = [];
-  const servers = (doc.servers as { url: string }[] | undefined) ?? [];
-  for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
-    for (const [method, raw] of Object.entries(item)) {
-      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
-      const op = deref(doc, raw) as Json;
-      const content = (op.requestBody as { content?: Record<string, { schema: Json }> } | undefined)?.content;
-      ops.push({
-        method: method.toUpperCase(),
-        path: servers.length > 0 && !path.startsWith('/api') && !path.startsWith('/agent') ? path : path,
-        params: (op.parameters as Operation['params'] | undefined) ?? [],
-        body: content?.['application/json']?.schema ?? null,
-      });
-    }
-  }
-  return ops;
 }
 
 /** The victim's id for a field, by its name, else one of its organizations. */
