@@ -258,6 +258,13 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
     retryable: true,
     description: 'The bank-data aggregator refused or failed the request; details say what it answered.',
   },
+  PUBLIC_TOKEN_REFUSED: {
+    status: 422,
+    retryable: false,
+    description:
+      "The aggregator does not know the link flow's public token, or it was already exchanged (tokens are single " +
+      'use): run the link flow again for a new one.',
+  },
   CLIENT_NOT_FOUND: {
     status: 404,
     retryable: false,

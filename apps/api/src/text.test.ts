@@ -80,6 +80,29 @@ describe('text Postgres cannot store', () => {
     ]);
   });
 
+  it('is refused in a path, and an agent call naming it is audited without it', async () => {
+    const partner = await t.app.inject({ method: 'GET', url: '/api/v1/contacts/a%00b', headers: t.orgHeaders });
+    expect(partner.statusCode).toBe(400);
+    expect(partner.json().error.details).toEqual([
+      { field: 'params.id', message: 'must not contain the NUL character (U+0000)' },
+    ]);
+    // The gateway records every call, refused ones included: the NUL in the path was a 500 there.
+    const agent = await t.app.inject({
+      method: 'DELETE',
+      url: `/agent/v1/acct/clients/${t.orgId}/transactions/x%00y?dryRun=true`,
+      headers: { ...t.auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      payload: { entityType: 'bill-payment', syncToken: '0' },
+    });
+    expect(agent.statusCode).toBe(400);
+    expect(agent.json().error.code).toBe('VALIDATION_ERROR');
+    const trail = await t.app.inject({
+      method: 'GET',
+      url: '/agent/v1/audit-events?limit=1',
+      headers: t.auth,
+    });
+    expect(trail.json().data[0]).toMatchObject({ outcome: 'refused', statusCode: 400, entityId: null });
+  });
+
   it('does not refuse the text \\u0000 written out', async () => {
     const res = await post('/api/v1/contacts', { kind: 'customer', name: 'Literal \\u0000 Co' });
     expect(res.statusCode).toBe(201);

@@ -8,6 +8,11 @@ function textProblem(value: string): string | null {
   return null;
 }
 
+/** The text when Postgres can store it, else null: for recording what a refused request named. */
+export function storableOrNull(value: string | null | undefined): string | null {
+  return value === null || value === undefined || textProblem(value) ? null : value;
+}
+
 /** The first field of `value` holding text Postgres cannot store, named as a validation error names it. */
 function badTextOf(value: unknown, path: string): { field: string; message: string } | null {
   if (typeof value === 'string') {
@@ -32,10 +37,11 @@ function badTextOf(value: unknown, path: string): { field: string; message: stri
 
 /**
  * Postgres text cannot hold the NUL character (U+0000), nor can jsonb hold an unpaired UTF-16 surrogate, both of
- * which JSON and query strings can carry: a request with either is refused as invalid up front, naming the field,
+ * which JSON, query strings and (percent-encoded) paths can carry: a request with either is refused as invalid up front, naming the field,
  * rather than failing when it is written (or being stored altered).
  */
 export async function refuseUnstorableText(request: FastifyRequest): Promise<void> {
-  const bad = badTextOf(request.body, 'body') ?? badTextOf(request.query, 'querystring');
+  const bad =
+    badTextOf(request.params, 'params') ?? badTextOf(request.body, 'body') ?? badTextOf(request.query, 'querystring');
   if (bad) throw new DomainError('VALIDATION_ERROR', 'the request failed validation', [bad]);
 }

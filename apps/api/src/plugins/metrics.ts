@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Type } from 'typebox';
-import { sendError } from '../errors';
+import { errorResponses, sendError } from '../errors';
 
 export interface Metrics {
   registry: Registry;
@@ -145,6 +145,8 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
             description: 'The metrics',
             content: { 'text/plain; version=0.0.4': { schema: Type.String() } },
           },
+          // 401 without the token; 404 when METRICS_TOKEN is not set on this port.
+          ...errorResponses(401, 404),
         },
       },
     },

@@ -83,6 +83,13 @@ export class PlaidAggregator implements Aggregator {
       const { data } = await (await this.api()).itemPublicTokenExchange({ public_token: publicToken });
       return { accessToken: data.access_token, itemId: data.item_id };
     } catch (err) {
+      const answer = (err as { response?: { data?: { error_code?: string; error_message?: string } } }).response;
+      // The caller's token, not the aggregator, is at fault: retrying the same token cannot succeed.
+      if (answer?.data?.error_code === 'INVALID_PUBLIC_TOKEN') {
+        throw new DomainError('PUBLIC_TOKEN_REFUSED', 'the aggregator refused the public token', [
+          { field: 'publicToken', message: answer.data.error_message ?? 'invalid or already exchanged' },
+        ]);
+      }
       throw aggregatorError(err);
     }
   }

@@ -173,6 +173,41 @@ describe('a month of bank activity, from the feed to a finished reconciliation',
 });
 
 describe('the aggregator webhook', () => {
+  it('refuses a public token the aggregator does not know, or one exchanged already, with 422 and connects nothing', async () => {
+    const feeds = async () => (await get('/api/v1/bank-feeds')).json().data.length as number;
+    const before = await feeds();
+    const connect = (token: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/bank-feeds',
+        headers: t.orgHeaders,
+        payload: {
+          publicToken: token,
+          institutionName: 'Savings Bank',
+          accounts: [{ mask: '0000', accountId: t.account('1010') }],
+        },
+      });
+    const unknown = await connect('public-sandbox-not-issued');
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.json().error).toMatchObject({
+      code: 'PUBLIC_TOKEN_REFUSED',
+      retryable: false,
+      details: [{ field: 'publicToken' }],
+    });
+    // A token exchanged already (single use), as when the first connect's answer was lost.
+    const token = await publicToken();
+    const exchanged = await fetch(`${sandbox.url}/item/public_token/exchange`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: CLIENT.clientId, secret: CLIENT.secret, public_token: token }),
+    });
+    expect(exchanged.status).toBe(200);
+    const replayed = await connect(token);
+    expect(replayed.statusCode).toBe(422);
+    expect(replayed.json().error.code).toBe('PUBLIC_TOKEN_REFUSED');
+    expect(await feeds()).toBe(before);
+  });
+
   it('syncs when a signed webhook says so, and refuses a missing or forged signature, syncing nothing', async () => {
     const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const hook = `${base}/api/aggregator/webhook`;

@@ -61,8 +61,8 @@ export const bankFeedRoutes: FastifyPluginAsyncTypebox = async (app) => {
           "Exchanges the aggregator link flow's public token, stores the connection (its access token encrypted) and " +
           'links each account named to the register of its ledger account (creating the register when there is none), ' +
           'then runs the first sync. Later syncs are driven by the aggregator. The public token is single use, so a ' +
-          'retry of a connect that succeeded is refused by the aggregator (502 AGGREGATOR_ERROR) rather than ' +
-          'connecting twice. A first sync that fails leaves the connection in status error with lastError.',
+          'retry of a connect that succeeded is refused (422 PUBLIC_TOKEN_REFUSED, as is a token the aggregator does not ' +
+          'know) rather than connecting twice. A first sync that fails leaves the connection in status error with lastError.',
         body: ConnectBankFeedBody,
         response: { 201: BankFeedOne, ...errorResponses(409, 415, 422, 502, 503) },
       },

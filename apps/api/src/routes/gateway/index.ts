@@ -34,6 +34,7 @@ import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
 import { enforceLimit } from '../../plugins/rate-limit';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
 import { VERSION } from '../../version';
+import { storableOrNull } from '../../text';
 import {
   AgentLimitsBody,
   AgentLimitsResponse,
@@ -347,8 +348,9 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       actorId: credential.id,
       actorName: null,
       operation,
-      entityType: a.entityType ?? params.entity ?? null,
-      entityId: a.entityId ?? params.id ?? params.transactionId ?? null,
+      // A refused request's path may name text Postgres cannot hold (a NUL): recorded as no id.
+      entityType: a.entityType ?? storableOrNull(params.entity),
+      entityId: a.entityId ?? storableOrNull(params.id ?? params.transactionId),
       outcome: reply.statusCode < 400 ? 'succeeded' : reply.statusCode < 500 ? 'refused' : 'failed',
       statusCode: reply.statusCode,
       errorCode,
