@@ -6,6 +6,7 @@ import { type Database, DatabaseStatus } from '@firm/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { bankTokenKeysOf, type Config, trustProxyOf, webhookSecretKeysOf } from './config';
 import { registerJsonBodyParser } from './json-body';
+import { mcpRoutes } from './routes/mcp';
 import { refuseUnstorableText } from './text';
 import { errorsPlugin, sendError } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
@@ -149,5 +150,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: AGENT_BASE },
   );
+  await app.register(mcpRoutes);
   return app;
 }

@@ -38,6 +38,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth protected resource metadata of the MCP endpoint (RFC 9728)
+         * @description Named by the WWW-Authenticate header of a 401 of /mcp. Tokens for it are asked for with resource=<origin>/mcp (RFC 8707) and work there only.
+         */
+        get: operations["getWellKnownOauthProtectedResourceMcp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/v1/acct/clients": {
         parameters: {
             query?: never;
@@ -3516,6 +3536,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Model Context Protocol endpoint (Streamable HTTP)
+         * @description JSON-RPC messages of the Model Context Protocol, answered as JSON (send `Accept: application/json, text/event-stream`). Stateless: no session is kept, so any instance answers any call; GET and DELETE answer 405. Authorization per the MCP authorization spec: an OAuth access token of this service issued for the resource `<origin>/mcp` (RFC 8707; a token for another resource is refused), or an API key. Without one: 401 with `WWW-Authenticate` naming the protected-resource metadata at `/.well-known/oauth-protected-resource/mcp`. Tools run the operations of this API with the caller's scopes.
+         */
+        post: operations["postMcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -4322,6 +4362,18 @@ export interface components {
             requestId: string;
             retryable: boolean;
         };
+        /** @description A JSON-RPC error from the MCP transport. */
+        ErrorOption2: {
+            error: {
+                code: number;
+                message: string;
+            } & {
+                [key: string]: unknown;
+            };
+            id: unknown;
+            /** @enum {string} */
+            jsonrpc: "2.0";
+        };
         /** Exclude */
         Exclude: {
             reason?: string;
@@ -4636,6 +4688,15 @@ export interface components {
         };
         GetWebhooksByIdResponse: {
             data: components["schemas"]["WebhookSubscription"];
+        };
+        /** @description RFC 9728 protected resource metadata. */
+        GetWellKnownOauthProtectedResourceResponse: {
+            authorization_servers: string[];
+            bearer_methods_supported: string[];
+            resource: string;
+            resource_documentation: string;
+            resource_name: string;
+            scopes_supported: string[];
         };
         /** HealthFinding */
         HealthFinding: {
@@ -4953,6 +5014,15 @@ export interface components {
         };
         PostItemsResponse: {
             data: components["schemas"]["Item"];
+        };
+        /** @description A JSON-RPC 2.0 message of the Model Context Protocol. */
+        PostMcpBodyOption1: {
+            id?: unknown;
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            method?: string;
+        } & {
+            [key: string]: unknown;
         };
         PostPurchasesBodyLinesItem: {
             /** Format: uuid */
@@ -5585,6 +5655,15 @@ export interface components {
                 "application/json": components["schemas"]["GetWebhooksByIdResponse"];
             };
         };
+        /** @description RFC 9728 protected resource metadata. */
+        GetWellKnownOauthProtectedResourceResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetWellKnownOauthProtectedResourceResponse"];
+            };
+        };
         /** @description Default Response */
         OAuthError: {
             headers: {
@@ -5892,22 +5971,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9728 protected resource metadata. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        authorization_servers: string[];
-                        bearer_methods_supported: string[];
-                        resource: string;
-                        resource_documentation: string;
-                        resource_name: string;
-                        scopes_supported: string[];
-                    };
-                };
-            };
+            200: components["responses"]["GetWellKnownOauthProtectedResourceResponse"];
+            400: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getWellKnownOauthProtectedResourceMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetWellKnownOauthProtectedResourceResponse"];
             400: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
@@ -11959,6 +12039,70 @@ export interface operations {
             403: components["responses"]["Response403"];
             429: components["responses"]["Error"];
             500: components["responses"]["Response500"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostMcpBodyOption1"] | components["schemas"]["PostMcpBodyOption1"][];
+            };
+        };
+        responses: {
+            /** @description JSON-RPC responses. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    } | unknown[];
+                };
+            };
+            /** @description Accepted: the message was a notification or a response. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed JSON or JSON-RPC. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["ErrorOption2"];
+                };
+            };
+            401: components["responses"]["Error"];
+            /** @description Accept must name application/json and text/event-stream. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOption2"];
+                };
+            };
+            /** @description Send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["ErrorOption2"];
+                };
+            };
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
             503: components["responses"]["Error"];
         };
     };

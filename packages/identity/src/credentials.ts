@@ -11,6 +11,8 @@ export interface Credential {
   /** Null: every organization of the firm. */
   organizationIds: readonly string[] | null;
   userId: string | null;
+  /** OAuth tokens: the resource (RFC 8707) their approval is bound to; null for the API as a whole. */
+  resource?: string | null;
   /**
    * The organization a request acts on when it names none: set for browser sessions of a firm with
    * exactly one organization (spec part 5: the header is needed only when there are several).

@@ -49,6 +49,8 @@ export interface OAuthUser {
   grantId?: string;
   /** At approval: the organizations chosen on the consent page; null for all of them. */
   organizationIds?: string[] | null;
+  /** At approval: the resource indicator of the request (RFC 8707), if it named one. */
+  resource?: string | null;
 }
 
 interface ModelClient extends OAuth2Server.Client {
@@ -71,9 +73,14 @@ class StrictAuthorizationCodeGrant extends AuthorizationCodeGrantType {
   }
 
   override validateRedirectUri(request: OAuth2Server.Request, code: OAuth2Server.AuthorizationCode): void {
-    const given = (request.body as Record<string, unknown>).redirect_uri;
-    if (given !== code.redirectUri) {
+    const body = request.body as Record<string, unknown>;
+    if (body.redirect_uri !== code.redirectUri) {
       throw new InvalidGrantError('Invalid grant: redirect_uri does not match the authorization request');
+    }
+    // RFC 8707 2.2: a token request may name the resource again, but not another one than was approved.
+    const approved = (code.stored as StoredCode).grant.resource;
+    if (body.resource !== undefined && body.resource !== approved) {
+      throw new OAuthError('the resource differs from the one approved', { code: 400, name: 'invalid_target' });
     }
   }
 }
@@ -124,6 +131,7 @@ function createModel(db: Executor) {
         firmId: approver.firmId,
         scopes: scopesOf(code.scope),
         organizationIds: approver.organizationIds ?? null,
+        resource: approver.resource ?? null,
         code: code.authorizationCode,
         redirectUri: code.redirectUri,
         codeChallenge: code.codeChallenge,

@@ -21,6 +21,8 @@ export interface Grant {
   scopes: Scope[];
   /** Null: every organization of the firm. */
   organizationIds: string[] | null;
+  /** RFC 8707: the resource the approval is for; null for the API as a whole. */
+  resource: string | null;
 }
 
 export interface StoredCode {
@@ -46,6 +48,7 @@ const toGrant = (row: typeof oauthGrants.$inferSelect): Grant => ({
   firmId: row.firmId,
   scopes: row.scopes.filter(isScope),
   organizationIds: row.organizationIds,
+  resource: row.resource,
 });
 
 export interface CreateCodeInput {
@@ -54,6 +57,7 @@ export interface CreateCodeInput {
   firmId: string;
   scopes: readonly Scope[];
   organizationIds: readonly string[] | null;
+  resource: string | null;
   code: string;
   redirectUri: string;
   codeChallenge: string;
@@ -72,6 +76,7 @@ export async function createAuthorizationCode(db: Executor, input: CreateCodeInp
         firmId: input.firmId,
         scopes: [...input.scopes],
         organizationIds: input.organizationIds ? [...input.organizationIds] : null,
+        resource: input.resource,
       })
       .returning({ id: oauthGrants.id });
     const grantId = grant?.id as string;
@@ -251,6 +256,7 @@ export async function authenticateAccessToken(
     scopes: new Set(row.token.scopes.filter(isScope)),
     organizationIds: row.grant.organizationIds,
     userId: row.grant.userId,
+    resource: row.grant.resource,
   };
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { isUuid } from '@firm/core';
 import type { Executor } from '@firm/db';
 import {
@@ -14,7 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
 import { errorResponses, sendError } from '../errors';
-import { bearerChallenge } from '../origin';
+import { bearerChallenge, tokenFitsPath } from '../origin';
 
 /**
  * Turns a presented bearer token into a credential. Each credential kind adds one. `organizationId` is the
@@ -34,8 +35,17 @@ declare module 'fastify' {
      * a key clears it, so this process sees its own changes at once; other processes see them when entries expire.
      */
     apiKeyCache: LookupCache<ApiKeyLookup>;
+    /**
+     * Whether the request is one the MCP endpoint made in this process on its caller's behalf (a header holding
+     * this process's secret): a token bound to the MCP endpoint is accepted there.
+     */
+    isMcpCall(request: FastifyRequest): boolean;
+    /** The headers that mark a request as the MCP endpoint's own (see isMcpCall). */
+    mcpCallHeaders: Record<string, string>;
   }
 }
+
+const MCP_CALL_HEADER = 'x-mcp-call';
 
 export interface AuthOptions {
   authenticators?: Authenticator[];
@@ -75,6 +85,12 @@ function bearerToken(request: FastifyRequest): string | null {
 export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => {
   const apiKeyCache = new LookupCache<ApiKeyLookup>(app.config.AUTH_CACHE_TTL_MS);
   app.decorate('apiKeyCache', apiKeyCache);
+  const mcpSecret = Buffer.from(randomBytes(32).toString('base64url'));
+  app.decorate('mcpCallHeaders', { [MCP_CALL_HEADER]: mcpSecret.toString() });
+  app.decorate('isMcpCall', (request: FastifyRequest) => {
+    const given = Buffer.from(String(request.headers[MCP_CALL_HEADER] ?? ''));
+    return given.length === mcpSecret.length && timingSafeEqual(given, mcpSecret);
+  });
   const authenticators: Authenticator[] = [
     (db, token, organizationId) => authenticateApiKey(db, token, { organizationId, cache: apiKeyCache }),
     (db, token) => authenticateAccessToken(db, token),
@@ -152,6 +168,11 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
         'UNAUTHENTICATED',
         token ? 'the credential is not valid' : 'send a credential as Authorization: Bearer <token>',
       );
+    }
+    const path = request.url.split('?')[0] ?? '';
+    if (credential.kind === 'oauth_token' && !tokenFitsPath(credential.resource, path, app.isMcpCall(request))) {
+      reply.header('www-authenticate', bearerChallenge(request, { error: 'invalid_token' }));
+      return sendError(reply, request, 'UNAUTHENTICATED', 'this token was issued for another resource');
     }
     if (!credential.scopes.has(scope)) {
       if (token) reply.header('www-authenticate', bearerChallenge(request, { error: 'insufficient_scope', scope }));

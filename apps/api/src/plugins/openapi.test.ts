@@ -85,7 +85,9 @@ describe('GET /api/openapi.json', () => {
         expect(operationId, `${method} ${path}`).toMatch(/^[a-z]+[A-Za-z0-9]*$/);
         ids.push(operationId as string);
         expect(security, `${method} ${path}`).toBeDefined();
-        if (!op['x-required-scope'] && path !== '/metrics') expect(security, `${method} ${path}`).toEqual([]);
+        // /metrics takes its own token; /mcp a bearer credential whose scopes each tool checks.
+        if (!op['x-required-scope'] && path !== '/metrics' && path !== '/mcp')
+          expect(security, `${method} ${path}`).toEqual([]);
       }
     }
     expect(new Set(ids).size).toBe(ids.length);

@@ -65,6 +65,8 @@ export const oauthGrants = pgTable(
     scopes: text('scopes').array().notNull(),
     /** Null: every organization of the firm. */
     organizationIds: uuid('organization_ids').array(),
+    /** RFC 8707: the resource the approval is for (e.g. the MCP endpoint's URL); null: the API as a whole. */
+    resource: text('resource'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     revokedReason: text('revoked_reason'),

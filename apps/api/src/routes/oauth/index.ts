@@ -26,7 +26,13 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError, toErrorResponse } from '../../errors';
 import { refuseUnstorableText } from '../../text';
 import { pageErrorHandler, sendErrorPage, sendPage } from '../../html';
-import { AUTHORIZATION_SERVER_METADATA_PATH, PROTECTED_RESOURCE_METADATA_PATH, publicOrigin } from '../../origin';
+import {
+  AUTHORIZATION_SERVER_METADATA_PATH,
+  MCP_PATH,
+  MCP_RESOURCE_METADATA_PATH,
+  PROTECTED_RESOURCE_METADATA_PATH,
+  publicOrigin,
+} from '../../origin';
 import { ipKey } from '../../plugins/rate-limit';
 import { csrfMatches, getSession } from '../../plugins/session';
 import { consentPage, notAllowedPage, redirectOrigin } from './pages';
@@ -58,6 +64,10 @@ const AUTHORIZATION_PARAMS = [
   'resource',
 ] as const;
 const GRANT_TYPES = ['authorization_code', 'refresh_token'];
+/** What an MCP client asks for by default: the agent gateway, entries and banking, none of the firm's management. */
+const MCP_SCOPES = ALL_SCOPES.filter(
+  (s) => (s.startsWith('acct:') && s !== 'acct:clients:write') || s.startsWith('entries:') || s.startsWith('bank:'),
+);
 
 /** The OAuth parameters of a request or form, as the strings they were sent as. */
 function oauthParams(source: AuthorizationParams): Record<string, string> {
@@ -180,6 +190,32 @@ export const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         scopes_supported: ALL_SCOPES,
         bearer_methods_supported: ['header'],
         resource_name: 'Firm accounting API',
+        resource_documentation: `${origin}/api/openapi.json`,
+      };
+    },
+  );
+
+  app.get(
+    MCP_RESOURCE_METADATA_PATH,
+    {
+      schema: {
+        tags,
+        summary: 'OAuth protected resource metadata of the MCP endpoint (RFC 9728)',
+        description:
+          `Named by the WWW-Authenticate header of a 401 of ${MCP_PATH}. Tokens for it are asked for with ` +
+          `resource=<origin>${MCP_PATH} (RFC 8707) and work there only.`,
+        response: { 200: ProtectedResourceMetadata },
+      },
+    },
+    async (request, reply) => {
+      const origin = publicOrigin(request);
+      reply.header('cache-control', 'public, max-age=3600');
+      return {
+        resource: `${origin}${MCP_PATH}`,
+        authorization_servers: [origin],
+        scopes_supported: MCP_SCOPES,
+        bearer_methods_supported: ['header'],
+        resource_name: 'Firm accounting MCP server',
         resource_documentation: `${origin}/api/openapi.json`,
       };
     },
@@ -333,6 +369,8 @@ export const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
             id: session.user.id,
             firmId: session.user.firmId,
             organizationIds,
+            // Checked above to be ours; every token of the approval is bound to it (RFC 8707).
+            resource: typeof form.resource === 'string' ? form.resource : null,
           });
           return reply.redirect(codeRedirect(approval.redirectUri, { code, state: approval.state, issuer }), 303);
         } catch (err) {

@@ -1,0 +1,239 @@
+import { COVERAGE } from '@firm/gateway';
+import type { PlatformOperation } from '@firm/platform';
+import type { Json, Operation } from '../../openapi-operations';
+
+/**
+ * The MCP tools: each is one HTTP operation of this service, whose input and output schemas are the operation's own
+ * (the TypeBox schemas of the route, as the OpenAPI document carries them). A call runs the operation itself, with the
+ * caller's credential, so scopes, client access, idempotency and the gateway's audit trail are exactly as on HTTP.
+ */
+export interface ToolSpec {
+  name: string;
+  title: string;
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** The operation's path in the OpenAPI document. */
+  path: string;
+  /** read: changes nothing; write: creates or changes; destructive: deletes, voids or overwrites. */
+  kind: 'read' | 'write' | 'destructive';
+  /** Partner API routes name the client in the X-Organization-Id header: the tool takes it as `clientId`. */
+  clientHeader?: boolean;
+  /** Entity tools: the operation, whose covered entities (the coverage registry) the `entity` argument lists. */
+  entityOperation?: PlatformOperation;
+}
+
+const C = '/agent/v1/acct/clients/{clientId}';
+
+export const TOOL_SPECS: readonly ToolSpec[] = [
+  { name: 'list_clients', title: 'List clients', method: 'GET', path: '/agent/v1/acct/clients', kind: 'read' },
+  { name: 'get_client', title: 'Get a client', method: 'GET', path: C, kind: 'read' },
+  { name: 'coverage', title: 'What the gateway covers', method: 'GET', path: '/agent/v1/acct/coverage', kind: 'read' },
+  {
+    name: 'health_scan',
+    title: 'Health scan across clients',
+    method: 'GET',
+    path: '/agent/v1/skills/client-health-scan',
+    kind: 'read',
+  },
+  {
+    name: 'list_entities',
+    title: 'List entities',
+    method: 'GET',
+    path: `${C}/entities/{entity}`,
+    kind: 'read',
+    entityOperation: 'read',
+  },
+  {
+    name: 'get_entity',
+    title: 'Get an entity',
+    method: 'GET',
+    path: `${C}/entities/{entity}/{id}`,
+    kind: 'read',
+    entityOperation: 'read',
+  },
+  {
+    name: 'create_entity',
+    title: 'Create an entity',
+    method: 'POST',
+    path: `${C}/entities/{entity}`,
+    kind: 'write',
+    entityOperation: 'create',
+  },
+  {
+    name: 'update_entity',
+    title: 'Update an entity',
+    method: 'PATCH',
+    path: `${C}/entities/{entity}/{id}`,
+    kind: 'write',
+    entityOperation: 'update',
+  },
+  {
+    name: 'delete_entity',
+    title: 'Delete an entity',
+    method: 'DELETE',
+    path: `${C}/entities/{entity}/{id}`,
+    kind: 'destructive',
+    entityOperation: 'delete',
+  },
+  { name: 'list_transactions', title: 'List transactions', method: 'GET', path: `${C}/transactions`, kind: 'read' },
+  {
+    name: 'get_transaction',
+    title: 'Get a transaction',
+    method: 'GET',
+    path: `${C}/transactions/{transactionId}`,
+    kind: 'read',
+  },
+  {
+    name: 'create_transaction',
+    title: 'Create a transaction',
+    method: 'POST',
+    path: `${C}/transactions`,
+    kind: 'write',
+  },
+  {
+    name: 'update_transaction',
+    title: 'Update a transaction',
+    method: 'PATCH',
+    path: `${C}/transactions/{transactionId}`,
+    kind: 'write',
+  },
+  {
+    name: 'delete_transaction',
+    title: 'Delete (void) a transaction',
+    method: 'DELETE',
+    path: `${C}/transactions/{transactionId}`,
+    kind: 'destructive',
+  },
+  { name: 'query', title: 'Query records', method: 'POST', path: `${C}/query`, kind: 'read' },
+  {
+    name: 'platform_request',
+    title: "Relay a call to the client's platform API",
+    method: 'POST',
+    path: `${C}/request`,
+    kind: 'destructive',
+  },
+  { name: 'run_report', title: 'Run a report', method: 'GET', path: `${C}/reports/{reportName}`, kind: 'read' },
+  { name: 'audit_events', title: 'What agents did', method: 'GET', path: '/agent/v1/audit-events', kind: 'read' },
+  { name: 'limits', title: 'Limits for agents', method: 'GET', path: '/agent/v1/limits', kind: 'read' },
+  {
+    name: 'post_journal_entry',
+    title: 'Post a journal entry',
+    method: 'POST',
+    path: '/api/v1/journal-entries',
+    kind: 'write',
+    clientHeader: true,
+  },
+  {
+    name: 'list_bank_transactions',
+    title: 'List bank transactions',
+    method: 'GET',
+    path: '/api/v1/bank-transactions',
+    kind: 'read',
+    clientHeader: true,
+  },
+  {
+    name: 'bank_match_candidates',
+    title: 'What a bank transaction could match',
+    method: 'GET',
+    path: '/api/v1/bank-transactions/{id}/match-candidates',
+    kind: 'read',
+    clientHeader: true,
+  },
+  ...(['reclassify', 'match', 'split', 'exclude', 'include', 'reconcile'] as const).map((action): ToolSpec => ({
+    name: `bank_${action}`,
+    title: `${action[0]?.toUpperCase()}${action.slice(1)} a bank transaction`,
+    method: 'POST',
+    path: `/api/v1/bank-transactions/{id}/${action}`,
+    kind: 'write',
+    clientHeader: true,
+  })),
+];
+
+/** What a dry run of a route without one of its own answers: the call that would be made, checked, not made. */
+export const DryRunAnswer = {
+  type: 'object',
+  properties: {
+    dryRun: { const: true },
+    wouldCall: {
+      type: 'object',
+      properties: { method: { type: 'string' }, path: { type: 'string' }, body: {} },
+      required: ['method', 'path'],
+    },
+  },
+  required: ['dryRun', 'wouldCall'],
+} as const;
+
+export interface Tool {
+  spec: ToolSpec;
+  operation: Operation;
+  inputSchema: Json;
+  outputSchema: Json | undefined;
+  description: string;
+  /** Whether the route has a dry run of its own (a `dryRun` query parameter). */
+  nativeDryRun: boolean;
+  /** Whether the route takes an Idempotency-Key. */
+  idempotent: boolean;
+}
+
+const HEADER_ARGUMENTS: Record<string, string> = {
+  'idempotency-key': 'idempotencyKey',
+  'x-organization-id': 'clientId',
+};
+
+/** The tool of a spec, from its operation in the OpenAPI document. */
+export function toolOf(spec: ToolSpec, operation: Operation): Tool {
+  const properties: Record<string, Json> = {};
+  const required: string[] = [];
+  for (const p of operation.params) {
+    const name = p.in === 'header' ? HEADER_ARGUMENTS[p.name.toLowerCase()] : p.name;
+    if (!name || (p.in !== 'path' && p.in !== 'query' && p.in !== 'header')) continue;
+    const description = (p as { description?: string }).description;
+    properties[name] = { ...p.schema, ...(description ? { description } : {}) };
+    if (p.required || p.in === 'path') required.push(name);
+  }
+  if (spec.entityOperation) {
+    const op = spec.entityOperation;
+    const covered = COVERAGE.filter((e) => e.operations.includes(op));
+    properties.entity = {
+      type: 'string',
+      enum: covered.map((e) => e.entity),
+      description: `The entity (coverage registry): ${covered.map((e) => `${e.entity} (${e.scopes[op]})`).join(', ')}.`,
+    };
+  }
+  const idempotent = 'idempotencyKey' in properties;
+  if (spec.clientHeader) {
+    properties.clientId = { type: 'string', format: 'uuid', description: 'The client (organization) to act on.' };
+    if (!required.includes('clientId')) required.push('clientId');
+  }
+  if (operation.body) {
+    properties.body = operation.body;
+    if (operation.bodyRequired) required.push('body');
+  }
+  const nativeDryRun = operation.params.some((p) => p.in === 'query' && p.name === 'dryRun');
+  if (spec.kind !== 'read' && !nativeDryRun) {
+    properties.dryRun = {
+      type: 'boolean',
+      description: 'true: check the arguments, the scope and the client access, and write nothing.',
+    };
+  }
+  const successes = Object.entries(operation.responses)
+    .filter(([status, schema]) => status.startsWith('2') && schema && (schema as Json).type === 'object')
+    .map(([, schema]) => schema as Json);
+  const outputs = [...new Map(successes.map((s) => [JSON.stringify(s), s])).values()];
+  if (spec.kind !== 'read' && !nativeDryRun) outputs.push(DryRunAnswer as unknown as Json);
+  const outputSchema =
+    outputs.length === 0 ? undefined : outputs.length === 1 ? outputs[0] : { type: 'object', anyOf: outputs };
+  const scope = operation.scope ? `\n\nScope: ${operation.scope}.` : '';
+  const description = [operation.summary, operation.description]
+    .filter(Boolean)
+    .join('. ')
+    .replace(/\n\nRequires scope `[^`]+`\./, '');
+  return {
+    spec,
+    operation,
+    inputSchema: { type: 'object', properties, required, additionalProperties: false },
+    outputSchema,
+    description: `${description}${scope}`,
+    nativeDryRun,
+    idempotent,
+  };
+}
