@@ -109,6 +109,7 @@ async function main() {
   const lines = [
     '',
     `  API:      ${base}/api/v1`,
+    `  Agents:   ${base}/agent/v1  (MCP: ${base}/mcp)`,
     `  OpenAPI:  ${base}/api/openapi.json`,
     `  Health:   ${base}/api/health  (readiness: ${base}/api/ready)`,
     `  Database: ${database.kind === 'embedded' ? `embedded (${config.DATA_DIR})` : 'postgres (DATABASE_URL)'}`,
