@@ -7,6 +7,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { bankTokenKeysOf, type Config, trustProxyOf, webhookSecretKeysOf } from './config';
 import { registerJsonBodyParser } from './json-body';
 import { mcpRoutes } from './routes/mcp';
+import { packetRoutes } from './routes/reports/packet';
+import { scheduledEntryRoutes } from './routes/scheduled';
 import { refuseUnstorableText } from './text';
 import { errorsPlugin, sendError } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
@@ -140,6 +142,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(agingRoutes);
       await v1.register(bankingRoutes);
       await v1.register(bankFeedRoutes);
+      await v1.register(scheduledEntryRoutes);
+      await v1.register(packetRoutes);
     },
     { prefix: '/api/v1' },
   );

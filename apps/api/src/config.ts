@@ -74,6 +74,7 @@ const ConfigSchema = Type.Object({
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   METRICS_HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   WEBHOOK_WORKER: Type.Boolean({ default: true }),
+  SCHEDULED_ENTRIES_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   /**
    * On Postgres, apply pending migrations before listening (under an advisory lock, so instances starting together
    * take turns). The embedded database is always migrated on start.

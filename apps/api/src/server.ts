@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runRequestedSyncs } from '@firm/banking';
+import { startScheduledEntryRunner } from '@firm/ledger';
 import { type SandboxAggregatorServer, startSandboxAggregator } from '@firm/banking/sandbox/server';
 import { runCli } from '@firm/cli/main';
 import {
@@ -74,6 +75,18 @@ async function main() {
     webhooks.start();
     // preClose runs before the database is closed: in-flight deliveries finish and are recorded.
     app.addHook('preClose', async () => webhooks.stop());
+    // Scheduled journal entries, beside any `npm run worker` (they claim templates with FOR UPDATE SKIP LOCKED).
+    const schedules = startScheduledEntryRunner(database.db, {
+      intervalMs: config.SCHEDULED_ENTRIES_INTERVAL_SECONDS * 1000,
+      onError: (err) =>
+        isConnectionLost(err)
+          ? app.databaseStatus.reportUnavailable(err)
+          : app.log.error({ err }, 'scheduled journal entries round failed'),
+      onRound: (r) => {
+        if (r.posted + r.failed > 0) app.log.info(r, 'scheduled journal entries ran');
+      },
+    });
+    app.addHook('preClose', async () => schedules.stop());
   }
 
   // Bank feed syncs a verified webhook asked for start at once in the process that received it; this sweep takes

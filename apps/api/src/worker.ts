@@ -1,5 +1,6 @@
 import { PlaidAggregator, runRequestedSyncs } from '@firm/banking';
 import { DatabaseStatus, isConnectionLost, openDatabase } from '@firm/db';
+import { startScheduledEntryRunner } from '@firm/ledger';
 import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
 import { bankTokenKeysOf, webhookSecretKeysOf, ConfigError, loadConfig } from './config';
@@ -39,6 +40,15 @@ async function main() {
   worker.start();
   process.stdout.write('webhook worker started\n');
 
+  // Scheduled journal entries: every worker runs them; templates are claimed with FOR UPDATE SKIP LOCKED.
+  const schedules = startScheduledEntryRunner(database.db, {
+    intervalMs: config.SCHEDULED_ENTRIES_INTERVAL_SECONDS * 1000,
+    onError: (err) =>
+      isConnectionLost(err)
+        ? status.reportUnavailable(err)
+        : process.stderr.write(`scheduled journal entries round failed: ${(err as Error).stack}\n`),
+  });
+
   // Bank feed syncs that aggregator webhooks requested, claimed with FOR UPDATE SKIP LOCKED beside other workers.
   const keys = bankTokenKeysOf(config);
   const aggregator = new PlaidAggregator({
@@ -60,6 +70,7 @@ async function main() {
     if (err) process.stderr.write(`shutting down after an error: ${err.stack}\n`);
     if (feeds) clearInterval(feeds);
     await worker.stop();
+    await schedules.stop();
     status.stop();
     await database.close();
   });

@@ -2989,6 +2989,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/reports/financial-packet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Month-end financial packet
+         * @description One document: profit and loss with prior-period and prior-year columns, the comparative balance sheet, the cash-flow statement (indirect method), the trial balance, AR and AP aging, the bank reconciliation status and key ratios. Each part is the standalone report for the same dates (the balance sheet as of endDate, the day before startDate and endDate a year earlier; the agings and bank status as of endDate).
+         *
+         *     Requires scope `reports:read`.
+         *
+         *     Requires scope `reports:read`.
+         */
+        get: operations["getReportsFinancialPacket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/reports/general-ledger": {
         parameters: {
             query?: never;
@@ -3135,6 +3159,116 @@ export interface paths {
          *     Requires scope `documents:write`.
          */
         post: operations["postSalesReceiptsByIdVoid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduled-journal-entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List scheduled journal entries
+         * @description Every template of the organization (deleted ones aside), by name, each with its next run.
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getScheduledJournalEntries"];
+        put?: never;
+        /**
+         * Create a scheduled journal entry
+         * @description A template (lines, memo) and its schedule. Checked as its runs will post it: the lines must balance (422 UNBALANCED_ENTRY) and name active accounts of the organization (422 INVALID_ACCOUNT); the schedule must be able to run (400 VALIDATION_ERROR naming schedule.<field>: a dayOfMonth on a weekly schedule, an end before the start...). The worker posts every occurrence from startDate on, on the entry date the weekend rule gives, under the idempotency key `<id>:<occurrence>` (route scheduled-journal-entries), each exactly once; missed occurrences (the worker was down) are caught up in order. A failed run (closed period, archived account) is recorded in history and lastError and retried after 15 minutes, 1, 4 and 24 hours, then daily; later occurrences wait for it. Requires Idempotency-Key.
+         *
+         *     Requires scope `entries:write`.
+         */
+        post: operations["postScheduledJournalEntries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduled-journal-entries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A scheduled journal entry
+         * @description With its next run and its latest runs (history).
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getScheduledJournalEntriesById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a scheduled journal entry
+         * @description It never runs again; the entries it posted stay in the books.
+         *
+         *     Requires scope `entries:write`.
+         */
+        delete: operations["deleteScheduledJournalEntriesById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a scheduled journal entry
+         * @description Checked as on creation. Occurrences already posted never post again; a changed schedule runs from the first occurrence after the last posted one, on or after today.
+         *
+         *     Requires scope `entries:write`.
+         */
+        patch: operations["patchScheduledJournalEntriesById"];
+        trace?: never;
+    };
+    "/api/v1/scheduled-journal-entries/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a scheduled journal entry
+         * @description Nothing runs until it is resumed. An ended schedule is 409 INVALID_STATE.
+         *
+         *     Requires scope `entries:write`.
+         */
+        post: operations["postScheduledJournalEntriesByIdPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduled-journal-entries/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a scheduled journal entry
+         * @description Occurrences that fell while it was paused are skipped: it runs from the first occurrence on or after today. A failed occurrence waiting for its retry is tried at the next round. An ended schedule is 409 INVALID_STATE.
+         *
+         *     Requires scope `entries:write`.
+         */
+        post: operations["postScheduledJournalEntriesByIdResume"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3892,32 +4026,7 @@ export interface components {
              * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
              */
             endDate: string;
-            rows: {
-                /** Format: uuid */
-                accountId: string;
-                /** Format: uuid */
-                bankAccountId: string;
-                feed: {
-                    /** Format: uuid */
-                    connectionId: string;
-                    lastError: string | null;
-                    lastSyncedAt: string | null;
-                    status: string;
-                } | null;
-                lastReconciledBalanceCents: number | null;
-                lastReconciledDate: string | null;
-                /** @description The linked ledger account's balance, in the register's sign. */
-                ledgerBalanceCents: number;
-                name: string;
-                openReconciliationId: string | null;
-                /** @description The sum of the rows in the books. */
-                registerBalanceCents: number;
-                /** @description Their sum. */
-                unreconciledAmountCents: number;
-                /** @description Rows in the books (categorized, matched) not reconciled. */
-                unreconciledCount: number;
-                unreviewedCount: number;
-            }[];
+            rows: components["schemas"]["GetReportsBankReconciliationStatusResponseRowsItem"][];
         };
         /** BankTransaction */
         BankTransaction: {
@@ -4012,6 +4121,32 @@ export interface components {
             /** @description Month (1-12) the fiscal year starts in: where the balance sheet splits retained and current earnings. */
             fiscalYearStartMonth: number;
         };
+        /**
+         * CashFlowStatement
+         * @description Indirect method, from account subtypes: net income adjusted by the change of receivables, other current assets, payables, cards and other current liabilities (operating); of fixed and other assets (investing); of long-term liabilities and equity (financing). Cash is the bank accounts; the sections add up to its change.
+         */
+        CashFlowStatement: {
+            cashAtEndCents: number;
+            cashAtStartCents: number;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            endDate: string;
+            financing: components["schemas"]["GetReportsFinancialPacketResponseDataCashFlowFinancing"];
+            investing: components["schemas"]["GetReportsFinancialPacketResponseDataCashFlowFinancing"];
+            netChangeInCashCents: number;
+            operating: {
+                lines: components["schemas"]["GetReportsFinancialPacketResponseDataCashFlowFinancingLinesItem"][];
+                netIncomeCents: number;
+                totalCents: number;
+            };
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            startDate: string;
+        };
         /** CompanyBillPayment */
         CompanyBillPayment: {
             /** @description Bills of this vendor, each at most once. */
@@ -4068,15 +4203,7 @@ export interface components {
              */
             date: string;
             /** @description Debits must equal credits. */
-            lines: ({
-                /** Format: uuid */
-                accountId: string;
-                /** @description Credit amount; give exactly one of debitCents and creditCents. */
-                creditCents?: number;
-                /** @description Debit amount; give exactly one of debitCents and creditCents. */
-                debitCents?: number;
-                description?: string;
-            } & (unknown | unknown))[];
+            lines: components["schemas"]["PostCompaniesByCompanyIdJournalEntriesBodyLinesItem"][];
             memo?: string;
             reference?: string;
         };
@@ -4378,6 +4505,55 @@ export interface components {
         Exclude: {
             reason?: string;
         };
+        /** FinancialPacket */
+        FinancialPacket: {
+            /** @description As of endDate. */
+            apAging: components["schemas"]["AgingReport"];
+            /** @description As of endDate. */
+            arAging: components["schemas"]["AgingReport"];
+            balanceSheet: {
+                current: components["schemas"]["BalanceSheet"];
+                /** @description As of the day before startDate. */
+                priorPeriod: components["schemas"]["BalanceSheet"] | null;
+                /** @description As of endDate a year earlier. */
+                priorYear: components["schemas"]["BalanceSheet"] | null;
+            };
+            /** @description As of endDate. */
+            bankReconciliation: components["schemas"]["BankReconciliationStatus"];
+            cashFlow: components["schemas"]["CashFlowStatement"];
+            comparisons: {
+                priorPeriod: components["schemas"]["GetReportsFinancialPacketResponseDataComparisonsPriorPeriodOption1"] | null;
+                priorYear: components["schemas"]["GetReportsFinancialPacketResponseDataComparisonsPriorPeriodOption1"] | null;
+            };
+            /** Format: date-time */
+            generatedAt: string;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
+            period: components["schemas"]["GetReportsFinancialPacketResponseDataComparisonsPriorPeriodOption1"];
+            profitAndLoss: {
+                current: components["schemas"]["ProfitAndLoss"];
+                priorPeriod: components["schemas"]["ProfitAndLoss"] | null;
+                priorYear: components["schemas"]["ProfitAndLoss"] | null;
+            };
+            ratios: {
+                /** @description Current assets / current liabilities; null without current liabilities. */
+                currentRatio: number | null;
+                /** @description Total liabilities / total equity; null when equity is zero. */
+                debtToEquity: number | null;
+                /** @description Gross profit / income, in percent; null without income. */
+                grossMarginPct: number | null;
+                /** @description Net income / (income + other income), in percent. */
+                netMarginPct: number | null;
+                /** @description (Bank + receivables) / current liabilities. */
+                quickRatio: number | null;
+                workingCapitalCents: number;
+            };
+            /** @description From the beginning of the books through endDate. */
+            trialBalance: components["schemas"]["TrialBalance"];
+        };
         /** FinishReconciliation */
         FinishReconciliation: {
             /**
@@ -4634,6 +4810,59 @@ export interface components {
             retainedEarningsCents: number;
             totalCents: number;
         };
+        GetReportsBankReconciliationStatusResponseRowsItem: {
+            /** Format: uuid */
+            accountId: string;
+            /** Format: uuid */
+            bankAccountId: string;
+            feed: components["schemas"]["GetReportsBankReconciliationStatusResponseRowsItemFeedOption1"] | null;
+            lastReconciledBalanceCents: number | null;
+            lastReconciledDate: string | null;
+            /** @description The linked ledger account's balance, in the register's sign. */
+            ledgerBalanceCents: number;
+            name: string;
+            openReconciliationId: string | null;
+            /** @description The sum of the rows in the books. */
+            registerBalanceCents: number;
+            /** @description Their sum. */
+            unreconciledAmountCents: number;
+            /** @description Rows in the books (categorized, matched) not reconciled. */
+            unreconciledCount: number;
+            unreviewedCount: number;
+        };
+        GetReportsBankReconciliationStatusResponseRowsItemFeedOption1: {
+            /** Format: uuid */
+            connectionId: string;
+            lastError: string | null;
+            lastSyncedAt: string | null;
+            status: string;
+        };
+        GetReportsFinancialPacketResponseDataCashFlowFinancing: {
+            lines: components["schemas"]["GetReportsFinancialPacketResponseDataCashFlowFinancingLinesItem"][];
+            totalCents: number;
+        };
+        GetReportsFinancialPacketResponseDataCashFlowFinancingLinesItem: {
+            /** Format: uuid */
+            accountId: string;
+            /** @description Cash effect of the change: positive when it brought cash in. */
+            amountCents: number;
+            code: string;
+            name: string;
+            subtype: string;
+            type: string;
+        };
+        GetReportsFinancialPacketResponseDataComparisonsPriorPeriodOption1: {
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            endDate: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            startDate: string;
+        };
         GetReportsGeneralLedgerResponse: {
             data: components["schemas"]["GeneralLedger"];
         };
@@ -4680,6 +4909,55 @@ export interface components {
         };
         GetReportsTrialBalanceResponse: {
             data: components["schemas"]["TrialBalance"];
+        };
+        GetScheduledJournalEntriesResponseDataItemHistoryItem: {
+            /** Format: date-time */
+            at: string;
+            attempts: number;
+            /**
+             * Format: date
+             * @description The date the entry carries (after the weekend rule).
+             */
+            entryDate: string;
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            journalEntryId: string | null;
+            /**
+             * Format: date
+             * @description The nominal date of the occurrence.
+             */
+            occurrence: string;
+            /** @enum {unknown} */
+            status: "posted" | "failed";
+        };
+        GetScheduledJournalEntriesResponseDataItemLastErrorOption1: {
+            at: string;
+            code: string;
+            message: string;
+            occurrence: string;
+        };
+        GetScheduledJournalEntriesResponseDataItemLinesItem: {
+            accountId: string;
+            creditCents?: number;
+            debitCents?: number;
+            description?: string;
+        };
+        GetScheduledJournalEntriesResponseDataItemNextRunOption1: {
+            entryDate: string;
+            /** @description Set after a failure: the retry is not tried before then. */
+            notBefore: string | null;
+            occurrence: string;
+        };
+        GetScheduledJournalEntriesResponseDataItemSchedule: {
+            dayOfMonth: number | null;
+            dayOfWeek: number | null;
+            endDate: string | null;
+            frequency: string;
+            interval: number;
+            startDate: string;
+            weekendRule: string;
         };
         GetTaxRatesResponse: {
             data: components["schemas"]["TaxRate"][];
@@ -4962,6 +5240,15 @@ export interface components {
             /** Format: uuid */
             vendorCreditId: string;
         };
+        PostCompaniesByCompanyIdJournalEntriesBodyLinesItem: {
+            /** Format: uuid */
+            accountId: string;
+            /** @description Credit amount; give exactly one of debitCents and creditCents. */
+            creditCents?: number;
+            /** @description Debit amount; give exactly one of debitCents and creditCents. */
+            debitCents?: number;
+            description?: string;
+        } & (unknown | unknown);
         PostContactsResponse: {
             data: components["schemas"]["Contact"];
         };
@@ -5033,6 +5320,9 @@ export interface components {
         };
         PostReconciliationsResponse: {
             data: components["schemas"]["Reconciliation"];
+        };
+        PostScheduledJournalEntriesResponse: {
+            data: components["schemas"]["ScheduledJournalEntry"];
         };
         PostTaxRatesResponse: {
             data: components["schemas"]["TaxRate"];
@@ -5133,6 +5423,63 @@ export interface components {
             undoneAt: string | null;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** Schedule */
+        Schedule: {
+            /** @description Monthly, quarterly and yearly schedules (required there, refused on a weekly one): 1-31, or 0 for the last day of the month; a day the month lacks is its last day. */
+            dayOfMonth?: number | null;
+            /** @description Weekly schedules (required there, refused on the others): 1 Monday to 7 Sunday. */
+            dayOfWeek?: number | null;
+            /** @description The last day it may run (inclusive); null: no end. */
+            endDate?: string | null;
+            /** @enum {unknown} */
+            frequency: "weekly" | "monthly" | "quarterly" | "yearly";
+            /** @description Every n weeks, months, quarters or years (default 1). */
+            interval?: number;
+            /**
+             * Format: date
+             * @description The first day the schedule may run; months and quarters are counted from its month.
+             */
+            startDate: string;
+            /**
+             * @description An occurrence on a Saturday or Sunday is posted on its date (none, the default), the Friday before or the Monday after.
+             * @enum {unknown}
+             */
+            weekendRule?: "none" | "previous_business_day" | "next_business_day";
+        };
+        /** ScheduledJournalEntry */
+        ScheduledJournalEntry: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Failed attempts of the waiting occurrence. */
+            failures: number;
+            /** @description The latest runs (up to 24), newest first; empty in lists. */
+            history: components["schemas"]["GetScheduledJournalEntriesResponseDataItemHistoryItem"][];
+            id: string;
+            lastError: components["schemas"]["GetScheduledJournalEntriesResponseDataItemLastErrorOption1"] | null;
+            lines: components["schemas"]["GetScheduledJournalEntriesResponseDataItemLinesItem"][];
+            memo: string | null;
+            name: string;
+            nextRun: components["schemas"]["GetScheduledJournalEntriesResponseDataItemNextRunOption1"] | null;
+            reference: string | null;
+            schedule: components["schemas"]["GetScheduledJournalEntriesResponseDataItemSchedule"];
+            /**
+             * @description active: runs when due; paused: runs nothing until resumed; ended: no occurrence is left.
+             * @enum {unknown}
+             */
+            status: "active" | "paused" | "ended";
+            /** Format: date-time */
+            updatedAt: string;
+            version: number;
+        };
+        /** ScheduledJournalEntryInput */
+        ScheduledJournalEntryInput: {
+            /** @description Debits must equal credits; each account an active account of the organization. */
+            lines: components["schemas"]["PostCompaniesByCompanyIdJournalEntriesBodyLinesItem"][];
+            memo?: string | null;
+            name: string;
+            reference?: string | null;
+            schedule: components["schemas"]["Schedule"];
         };
         /**
          * Skill
@@ -5752,6 +6099,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["PostReconciliationsResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostScheduledJournalEntriesResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostScheduledJournalEntriesResponse"];
             };
         };
         /** @description Default Response */
@@ -11042,6 +11398,47 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
+    getReportsFinancialPacket: {
+        parameters: {
+            query?: {
+                /** @description Add the period of the same length just before (default true). */
+                comparePriorPeriod?: boolean;
+                /** @description Add the same period a year earlier (default true). */
+                comparePriorYear?: boolean;
+                /** @description Last day of the period. Default: today, UTC. */
+                endDate?: string;
+                /** @description First day of the period. Default: the start of the fiscal year of endDate. */
+                startDate?: string;
+            };
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FinancialPacket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
     getReportsGeneralLedger: {
         parameters: {
             query?: {
@@ -11275,6 +11672,233 @@ export interface operations {
             409: components["responses"]["Error"];
             415: components["responses"]["Error"];
             422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getScheduledJournalEntries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScheduledJournalEntry"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postScheduledJournalEntries: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduledJournalEntryInput"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostScheduledJournalEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getScheduledJournalEntriesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path: {
+                id: components["parameters"]["PathId8"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostScheduledJournalEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteScheduledJournalEntriesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path: {
+                id: components["parameters"]["PathId8"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    patchScheduledJournalEntriesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path: {
+                id: components["parameters"]["PathId8"];
+            };
+            cookie?: never;
+        };
+        /** @description The fields given replace the current ones; the schedule is merged. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Debits must equal credits; each account an active account of the organization. */
+                    lines?: components["schemas"]["PostCompaniesByCompanyIdJournalEntriesBodyLinesItem"][];
+                    memo?: string | null;
+                    name?: string;
+                    reference?: string | null;
+                    schedule?: {
+                        /** @description Monthly, quarterly and yearly schedules (required there, refused on a weekly one): 1-31, or 0 for the last day of the month; a day the month lacks is its last day. */
+                        dayOfMonth?: number | null;
+                        /** @description Weekly schedules (required there, refused on the others): 1 Monday to 7 Sunday. */
+                        dayOfWeek?: number | null;
+                        /** @description The last day it may run (inclusive); null: no end. */
+                        endDate?: string | null;
+                        /** @enum {unknown} */
+                        frequency?: "weekly" | "monthly" | "quarterly" | "yearly";
+                        /** @description Every n weeks, months, quarters or years (default 1). */
+                        interval?: number;
+                        /**
+                         * Format: date
+                         * @description The first day the schedule may run; months and quarters are counted from its month.
+                         */
+                        startDate?: string;
+                        /**
+                         * @description An occurrence on a Saturday or Sunday is posted on its date (none, the default), the Friday before or the Monday after.
+                         * @enum {unknown}
+                         */
+                        weekendRule?: "none" | "previous_business_day" | "next_business_day";
+                    };
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["PostScheduledJournalEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postScheduledJournalEntriesByIdPause: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path: {
+                id: components["parameters"]["PathId8"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostScheduledJournalEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postScheduledJournalEntriesByIdResume: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path: {
+                id: components["parameters"]["PathId8"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostScheduledJournalEntriesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];

@@ -2,7 +2,7 @@ import { connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
 import { InProcessSandboxAggregator } from '@firm/banking/sandbox/in-process';
 import { acctClients, accounts, type Db, firms, organizations, users } from '@firm/db';
 import { createApiKey, generatePassword, hashPassword } from '@firm/identity';
-import { STANDARD_CHART } from '@firm/ledger';
+import { createScheduledEntry, STANDARD_CHART } from '@firm/ledger';
 import { asc, eq } from 'drizzle-orm';
 
 export const DEMO_FIRM_SLUG = 'demo';
@@ -84,9 +84,30 @@ export async function seedDemo(
     };
   });
   const first = seeded.organizations.find((o) => o.name === DEMO_ORGANIZATIONS[0]);
+  if (seeded.created && first) await seedScheduledEntry(db, seeded.firmId, first.id);
   if (seeded.created && first && options.bankTokenKeys)
     await seedBankFeed(db, seeded.firmId, first.id, options.bankTokenKeys);
   return seeded;
+}
+
+/** The first demo company's monthly rent, accrued to accounts payable on the 1st from next month on. */
+async function seedScheduledEntry(db: Db, firmId: string, organizationId: string): Promise<void> {
+  const chart = await db
+    .select({ id: accounts.id, code: accounts.code })
+    .from(accounts)
+    .where(eq(accounts.organizationId, organizationId));
+  const id = (code: string) => chart.find((a) => a.code === code)?.id as string;
+  const today = new Date();
+  const nextMonth = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
+  await createScheduledEntry(db, { firmId, actor: { kind: 'system', id: 'demo-seed' } }, organizationId, {
+    name: 'Office rent',
+    memo: 'Monthly office rent',
+    lines: [
+      { accountId: id('6400'), debitCents: 250_000, description: 'Office rent' },
+      { accountId: id('2000'), creditCents: 250_000, description: 'Due to the landlord' },
+    ],
+    schedule: { frequency: 'monthly', dayOfMonth: 1, weekendRule: 'none', startDate: nextMonth },
+  });
 }
 
 /**

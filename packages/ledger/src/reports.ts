@@ -2,7 +2,7 @@ import { type AccountSubtype, type AccountType, DomainError, isUuid } from '@fir
 import { type Executor, rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import { inNormalDirection } from './account-ledger';
-import { checkDate, checkDateRange, fiscalYearStart } from './dates';
+import { addDays, checkDate, checkDateRange, fiscalYearStart } from './dates';
 
 /**
  * Financial reports. Balances come from account_daily_balances (one row per account and day, kept by the
@@ -253,6 +253,90 @@ export async function profitAndLoss(
     otherIncome,
     otherExpenses,
     netIncomeCents: grossProfitCents - expenses.totalCents + otherIncome.totalCents - otherExpenses.totalCents,
+  };
+}
+
+// ---------------------------------------------------------------- cash flow
+
+export interface CashFlowLine extends ReportAccount {
+  /** Cash effect of the account's change over the period: positive when it brought cash in. */
+  amountCents: number;
+}
+
+export interface CashFlowSection {
+  lines: CashFlowLine[];
+  totalCents: number;
+}
+
+export interface CashFlowStatement {
+  startDate: string;
+  endDate: string;
+  operating: CashFlowSection & { netIncomeCents: number };
+  investing: CashFlowSection;
+  financing: CashFlowSection;
+  netChangeInCashCents: number;
+  /** Bank accounts' balance at the end of the day before startDate, and at endDate. */
+  cashAtStartCents: number;
+  cashAtEndCents: number;
+}
+
+const OPERATING: readonly AccountSubtype[] = [
+  'accounts_receivable',
+  'other_current_asset',
+  'accounts_payable',
+  'credit_card',
+  'other_current_liability',
+];
+const INVESTING: readonly AccountSubtype[] = ['fixed_asset', 'other_asset'];
+const FINANCING: readonly AccountSubtype[] = ['long_term_liability', 'equity', 'retained_earnings'];
+
+/**
+ * The cash-flow statement by the indirect method, from account subtypes: the period's net income, adjusted by the
+ * change of every current asset and liability other than cash (operating), of fixed and other assets (investing),
+ * and of long-term liabilities and equity (financing). Cash is the bank accounts; the three sections add up to its
+ * change exactly, since every entry balances.
+ */
+export async function cashFlowStatement(
+  db: Executor,
+  organizationId: string,
+  range: { startDate: string; endDate: string },
+): Promise<CashFlowStatement> {
+  checkDateRange(range.startDate, range.endDate);
+  const [changes, pnl, before] = await Promise.all([
+    accountNets(db, organizationId, range.startDate, range.endDate, ['asset', 'liability', 'equity']),
+    profitAndLoss(db, organizationId, range),
+    accountNets(db, organizationId, null, addDays(range.startDate, -1), ['asset']),
+  ]);
+  const lines = (subtypes: readonly AccountSubtype[]): CashFlowSection => {
+    const picked = changes
+      .filter((c) => subtypes.includes(c.subtype))
+      .map(({ netCents, ...account }) => ({ ...account, amountCents: -netCents }));
+    return { lines: picked, totalCents: sumOf(picked, (l) => l.amountCents) };
+  };
+  const operating = lines(OPERATING);
+  const investing = lines(INVESTING);
+  const financing = lines(FINANCING);
+  const cashAtStartCents = sumOf(
+    before.filter((a) => a.subtype === 'bank'),
+    (a) => a.netCents,
+  );
+  const netChangeInCashCents = sumOf(
+    changes.filter((a) => a.subtype === 'bank'),
+    (a) => a.netCents,
+  );
+  return {
+    startDate: range.startDate,
+    endDate: range.endDate,
+    operating: {
+      netIncomeCents: pnl.netIncomeCents,
+      lines: operating.lines,
+      totalCents: pnl.netIncomeCents + operating.totalCents,
+    },
+    investing,
+    financing,
+    netChangeInCashCents,
+    cashAtStartCents,
+    cashAtEndCents: cashAtStartCents + netChangeInCashCents,
   };
 }
 

@@ -13,3 +13,4 @@ export * from './items';
 export * from './organizations';
 export * from './oauth';
 export * from './webhooks';
+export * from './scheduled';

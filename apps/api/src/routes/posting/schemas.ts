@@ -48,7 +48,7 @@ export const CompanyTransferBody = Type.Object(
   { ...strict, title: 'CompanyTransfer' },
 );
 
-const CompanyJournalLine = Type.Object(
+export const CompanyJournalLine = Type.Object(
   {
     accountId: Uuid(),
     description: Type.Optional(Text(1000)),

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../testing';
+
+let t: TestApp;
+
+const post = async (url: string, payload: object) => {
+  const res = await t.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...t.orgHeaders, 'idempotency-key': randomUUID() },
+    payload,
+  });
+  expect(res.statusCode, res.body).toBeLessThan(300);
+  return res.json();
+};
+const get = async (url: string) => {
+  const res = await t.app.inject({ method: 'GET', url, headers: t.orgHeaders });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json();
+};
+const entry = (date: string, lines: [string, 'debit' | 'credit', number][]) =>
+  post('/api/v1/journal-entries', {
+    txnDate: date,
+    lines: lines.map(([code, postingType, amount]) => ({ accountId: t.account(code), postingType, amount })),
+  });
+
+beforeAll(async () => {
+  t = await createTestApp();
+  // A year of activity and this quarter's: owner money, a loan, equipment, sales on credit, bills, cash sales.
+  await entry('2025-03-10', [
+    ['1000', 'debit', 5_000_000],
+    ['3000', 'credit', 5_000_000],
+  ]);
+  await entry('2025-05-02', [
+    ['4000', 'credit', 800_000],
+    ['1000', 'debit', 800_000],
+  ]);
+  await entry('2026-04-03', [
+    ['1000', 'debit', 2_000_000],
+    ['2700', 'credit', 2_000_000],
+  ]);
+  await entry('2026-04-08', [
+    ['1500', 'debit', 1_200_000],
+    ['1000', 'credit', 1_200_000],
+  ]);
+  await entry('2026-05-12', [
+    ['1200', 'debit', 900_000],
+    ['4000', 'credit', 900_000],
+  ]);
+  await entry('2026-05-20', [
+    ['6400', 'debit', 250_000],
+    ['2000', 'credit', 250_000],
+  ]);
+  await entry('2026-06-15', [
+    ['1000', 'debit', 400_000],
+    ['1200', 'credit', 400_000],
+  ]);
+  await entry('2026-06-20', [
+    ['5000', 'debit', 300_000],
+    ['1000', 'credit', 300_000],
+  ]);
+  await entry('2026-01-20', [
+    ['4000', 'credit', 150_000],
+    ['1000', 'debit', 150_000],
+  ]);
+});
+afterAll(() => t.close());
+
+describe('the financial packet', () => {
+  it('repeats each standalone report exactly, with comparisons, cash flow and ratios', async () => {
+    const q = 'startDate=2026-04-01&endDate=2026-06-30';
+    const { data } = await get(`/api/v1/reports/financial-packet?${q}`);
+    expect(data.period).toEqual({ startDate: '2026-04-01', endDate: '2026-06-30' });
+    expect(data.comparisons).toEqual({
+      priorPeriod: { startDate: '2025-12-31', endDate: '2026-03-31' },
+      priorYear: { startDate: '2025-04-01', endDate: '2025-06-30' },
+    });
+    const report = async (path: string, query: string) => (await get(`/api/v1/reports/${path}?${query}`)).data;
+    expect(data.profitAndLoss.current).toEqual(await report('profit-and-loss', q));
+    expect(data.profitAndLoss.priorPeriod).toEqual(
+      await report('profit-and-loss', 'startDate=2025-12-31&endDate=2026-03-31'),
+    );
+    expect(data.profitAndLoss.priorYear).toEqual(
+      await report('profit-and-loss', 'startDate=2025-04-01&endDate=2025-06-30'),
+    );
+    expect(data.balanceSheet.current).toEqual(await report('balance-sheet', 'endDate=2026-06-30'));
+    expect(data.balanceSheet.priorPeriod).toEqual(await report('balance-sheet', 'endDate=2026-03-31'));
+    expect(data.balanceSheet.priorYear).toEqual(await report('balance-sheet', 'endDate=2025-06-30'));
+    expect(data.trialBalance).toEqual(await report('trial-balance', 'endDate=2026-06-30'));
+    expect(data.arAging).toEqual(await report('ar-aging', 'asOf=2026-06-30'));
+    expect(data.apAging).toEqual(await report('ap-aging', 'asOf=2026-06-30'));
+    expect(data.bankReconciliation).toEqual(await get('/api/v1/reports/bank-reconciliation-status?endDate=2026-06-30'));
+
+    // Cash flow: net income 9,000 - 2,500 - 3,000 = 3,500; receivables up 5,000 (-), payables up 2,500 (+);
+    // equipment 12,000 (investing, -); the loan 20,000 (financing, +).
+    const cf = data.cashFlow;
+    expect(cf.operating.netIncomeCents).toBe(data.profitAndLoss.current.netIncomeCents);
+    expect(cf.operating.netIncomeCents).toBe(350_000);
+    expect(cf.operating.totalCents).toBe(350_000 - 500_000 + 250_000);
+    expect(cf.investing.totalCents).toBe(-1_200_000);
+    expect(cf.financing.totalCents).toBe(2_000_000);
+    expect(cf.netChangeInCashCents).toBe(cf.operating.totalCents + cf.investing.totalCents + cf.financing.totalCents);
+    const bank = (bs: { assets: { accounts: { subtype: string; balanceCents: number }[] } }) =>
+      bs.assets.accounts.filter((a) => a.subtype === 'bank').reduce((s, a) => s + a.balanceCents, 0);
+    expect(cf.cashAtEndCents).toBe(bank(data.balanceSheet.current));
+    expect(cf.cashAtStartCents).toBe(bank(data.balanceSheet.priorPeriod));
+
+    expect(data.ratios).toMatchObject({
+      grossMarginPct: 66.6667,
+      netMarginPct: 38.8889,
+    });
+    expect(data.ratios.currentRatio).toBeGreaterThan(0);
+  });
+
+  it('leaves comparisons out when asked, and refuses a period that ends before it starts', async () => {
+    const { data } = await get(
+      '/api/v1/reports/financial-packet?startDate=2026-04-01&endDate=2026-06-30&comparePriorPeriod=false&comparePriorYear=false',
+    );
+    expect(data.comparisons).toEqual({ priorPeriod: null, priorYear: null });
+    expect(data.profitAndLoss.priorYear).toBeNull();
+    for (const query of ['startDate=2026-07-01&endDate=2026-06-30', 'endDate=2026-02-30', 'startDate=yesterday']) {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/reports/financial-packet?${query}`,
+        headers: t.orgHeaders,
+      });
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json().error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { rowsOf } from '@firm/db';
+import { runDueScheduledEntries } from '@firm/ledger';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const URL = '/api/v1/scheduled-journal-entries';
+const create = (payload: object, key = randomUUID()) =>
+  t.app.inject({ method: 'POST', url: URL, headers: { ...t.orgHeaders, 'idempotency-key': key }, payload });
+const get = (url: string) => t.app.inject({ method: 'GET', url, headers: t.orgHeaders });
+
+const depreciation = (overrides: object = {}) => ({
+  name: 'Depreciation',
+  memo: 'Monthly depreciation',
+  lines: [
+    { accountId: t.account('6300'), debitCents: 25_000, description: 'Depreciation expense' },
+    { accountId: t.account('1000'), creditCents: 25_000 },
+  ],
+  schedule: { frequency: 'monthly', dayOfMonth: 0, startDate: '2026-01-01', weekendRule: 'previous_business_day' },
+  ...overrides,
+});
+
+async function stored() {
+  const [row] = rowsOf<{ templates: number; entries: number }>(
+    await t.database.db.execute(sql`
+      select (select count(*)::int from scheduled_journal_entries where organization_id = ${t.orgId}) as templates,
+             (select count(*)::int from journal_entries where organization_id = ${t.orgId}) as entries`),
+  );
+  return row;
+}
+
+describe('scheduled journal entries over HTTP', () => {
+  it('creates a template, catches up three missed months with three entries, and shows the history', async () => {
+    const key = randomUUID();
+    const res = await create(depreciation(), key);
+    expect(res.statusCode, res.body).toBe(201);
+    const template = res.json().data;
+    expect(template).toMatchObject({
+      status: 'active',
+      schedule: { frequency: 'monthly', interval: 1, dayOfMonth: 0, dayOfWeek: null, endDate: null },
+      nextRun: { occurrence: '2026-01-31', entryDate: '2026-01-30', notBefore: null },
+      history: [],
+    });
+    // A retry with the key replays the template instead of making a second one.
+    const replay = await create(depreciation(), key);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json().data.id).toBe(template.id);
+
+    const before = await stored();
+    await runDueScheduledEntries(t.database.db, { now: new Date('2026-04-15T08:00:00Z'), organizationId: t.orgId });
+    expect((await stored())?.entries).toBe((before?.entries ?? 0) + 3);
+    const after = (await get(`${URL}/${template.id}`)).json().data;
+    expect(after.history.map((h: { occurrence: string; entryDate: string }) => [h.occurrence, h.entryDate])).toEqual([
+      ['2026-03-31', '2026-03-31'],
+      ['2026-02-28', '2026-02-27'],
+      ['2026-01-31', '2026-01-30'],
+    ]);
+    expect(after.nextRun).toMatchObject({ occurrence: '2026-04-30' });
+    const entry = (await get(`/api/v1/entries/${after.history[1].journalEntryId}`)).json().data;
+    expect(entry).toMatchObject({ date: '2026-02-27', memo: 'Monthly depreciation', status: 'posted' });
+
+    const list = (await get(URL)).json().data;
+    expect(list.map((x: { id: string }) => x.id)).toContain(template.id);
+  });
+
+  it('changes, pauses, resumes and deletes a template', async () => {
+    const { id } = (await create(depreciation({ name: 'Rent' }))).json().data;
+    const patch = (payload: object) =>
+      t.app.inject({ method: 'PATCH', url: `${URL}/${id}`, headers: t.orgHeaders, payload });
+    const changed = await patch({ memo: 'Rent, new lease', schedule: { dayOfMonth: 15 } });
+    expect(changed.statusCode, changed.body).toBe(200);
+    expect(changed.json().data).toMatchObject({ memo: 'Rent, new lease', schedule: { dayOfMonth: 15 }, version: 2 });
+    const action = (name: string) =>
+      t.app.inject({ method: 'POST', url: `${URL}/${id}/${name}`, headers: t.orgHeaders });
+    expect((await action('pause')).json().data.status).toBe('paused');
+    expect((await action('resume')).json().data.status).toBe('active');
+    const deleted = await t.app.inject({ method: 'DELETE', url: `${URL}/${id}`, headers: t.orgHeaders });
+    expect(deleted.statusCode).toBe(204);
+    expect((await get(`${URL}/${id}`)).statusCode).toBe(404);
+    expect((await action('pause')).statusCode).toBe(404);
+  });
+
+  it('refuses bad templates with the documented errors and writes nothing', async () => {
+    const other = await createOtherFirm(t.database.db, 'scheduled-other');
+    const otherAccount = other.accounts.find((a) => a.code === '6300')?.id as string;
+    await t.database.db.execute(sql`update accounts set archived = true where id = ${t.account('6200')}`);
+    const before = await stored();
+    const line = (accountId: string, side: 'debitCents' | 'creditCents', cents = 100) => ({ accountId, [side]: cents });
+    const cases: [object, number, string, string?][] = [
+      [
+        depreciation({ lines: [line(t.account('6300'), 'debitCents'), line(t.account('1000'), 'creditCents', 90)] }),
+        422,
+        'UNBALANCED_ENTRY',
+      ],
+      [
+        depreciation({ lines: [line(t.account('6200'), 'debitCents'), line(t.account('1000'), 'creditCents')] }),
+        422,
+        'INVALID_ACCOUNT',
+      ],
+      [
+        depreciation({ lines: [line(otherAccount, 'debitCents'), line(t.account('1000'), 'creditCents')] }),
+        422,
+        'INVALID_ACCOUNT',
+      ],
+      [
+        depreciation({ schedule: { frequency: 'weekly', dayOfMonth: 31, startDate: '2026-01-01' } }),
+        400,
+        'VALIDATION_ERROR',
+        'schedule.dayOfMonth',
+      ],
+      [
+        depreciation({
+          schedule: { frequency: 'monthly', dayOfMonth: 1, startDate: '2026-02-01', endDate: '2026-01-01' },
+        }),
+        400,
+        'VALIDATION_ERROR',
+        'schedule.endDate',
+      ],
+      [depreciation({ schedule: { frequency: 'daily', startDate: '2026-01-01' } }), 400, 'VALIDATION_ERROR'],
+      [depreciation({ lines: [line(t.account('6300'), 'debitCents')] }), 400, 'VALIDATION_ERROR'],
+    ];
+    for (const [payload, status, code, field] of cases) {
+      const res = await create(payload);
+      expect(res.statusCode, res.body).toBe(status);
+      expect(res.json().error.code).toBe(code);
+      if (field) expect(res.json().error.details.map((d: { field: string }) => d.field)).toContain(field);
+    }
+    const noKey = await t.app.inject({ method: 'POST', url: URL, headers: t.orgHeaders, payload: depreciation() });
+    expect(noKey.statusCode).toBe(400);
+    expect(await stored()).toEqual(before);
+    await t.database.db.execute(sql`update accounts set archived = false where id = ${t.account('6200')}`);
+  });
+});
