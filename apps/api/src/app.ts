@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { bankTokenKeysOf, type Config, trustProxyOf, webhookSecretKeysOf } from './config';
 import { registerJsonBodyParser } from './json-body';
 import { mcpRoutes } from './routes/mcp';
+import { exportRoutes } from './routes/reports/export';
 import { packetRoutes } from './routes/reports/packet';
 import { scheduledEntryRoutes } from './routes/scheduled';
 import { refuseUnstorableText } from './text';
@@ -144,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(bankFeedRoutes);
       await v1.register(scheduledEntryRoutes);
       await v1.register(packetRoutes);
+      await v1.register(exportRoutes);
     },
     { prefix: '/api/v1' },
   );

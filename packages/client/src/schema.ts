@@ -2989,6 +2989,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/reports/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a report as PDF, XLSX or CSV
+         * @description `report`: trial-balance, balance-sheet, profit-and-loss, general-ledger, cash-flow, ar-aging, ap-aging or financial-packet, with that report’s own parameters; `format`: pdf, xlsx or csv. PDF: a statement layout (company and title, period, column headings repeated on every page, indented accounts, subtotals and totals, "Page n of N"; beyond 20,000 rows "Page n", streamed). XLSX: one sheet per statement, amounts as numbers in a currency format, subtotals and totals as formulas. CSV: per statement its title, period, headings and rows, amounts with two decimals. The packet exports its profit and loss and balance sheet with their comparison columns, the cash flows, the trial balance and both agings. Sent as an attachment.
+         *
+         *     Requires scope `reports:read`.
+         *
+         *     Requires scope `reports:read`.
+         */
+        get: operations["getReportsExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/reports/financial-packet": {
         parameters: {
             query?: never;
@@ -5802,6 +5826,17 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error */
+        Error2: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/pdf": components["schemas"]["Error"];
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": components["schemas"]["Error"];
+                "text/csv; charset=utf-8": components["schemas"]["Error"];
             };
         };
         /** @description Default Response */
@@ -11396,6 +11431,55 @@ export interface operations {
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
+        };
+    };
+    getReportsExport: {
+        parameters: {
+            query: {
+                /** @description General ledger: only this account. */
+                accountId?: string;
+                /** @description The agings: the date they are as of. Default: endDate, else today. */
+                asOf?: string;
+                /** @description Financial packet: as on its JSON route. */
+                comparePriorPeriod?: boolean;
+                /** @description Financial packet: as on its JSON route. */
+                comparePriorYear?: boolean;
+                /** @description Last day of the period, the as-of date of the balance sheet. Default: today. */
+                endDate?: string;
+                /** @description pdf, xlsx or csv. */
+                format: "pdf" | "xlsx" | "csv";
+                /** @description The report to export. */
+                report: "trial-balance" | "balance-sheet" | "profit-and-loss" | "general-ledger" | "cash-flow" | "ar-aging" | "ap-aging" | "financial-packet";
+                /** @description First day of the period (default: the fiscal-year start; trial balance: the beginning of the books). */
+                startDate?: string;
+            };
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["Error2"];
+            401: components["responses"]["Error2"];
+            403: components["responses"]["Error2"];
+            404: components["responses"]["Error2"];
+            429: components["responses"]["Error2"];
+            500: components["responses"]["Error2"];
+            503: components["responses"]["Error2"];
         };
     };
     getReportsFinancialPacket: {

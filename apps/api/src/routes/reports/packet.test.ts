@@ -1,69 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../testing';
+import { seedQuarter } from './fixtures';
 
 let t: TestApp;
 
-const post = async (url: string, payload: object) => {
-  const res = await t.app.inject({
-    method: 'POST',
-    url,
-    headers: { ...t.orgHeaders, 'idempotency-key': randomUUID() },
-    payload,
-  });
-  expect(res.statusCode, res.body).toBeLessThan(300);
-  return res.json();
-};
 const get = async (url: string) => {
   const res = await t.app.inject({ method: 'GET', url, headers: t.orgHeaders });
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
 };
-const entry = (date: string, lines: [string, 'debit' | 'credit', number][]) =>
-  post('/api/v1/journal-entries', {
-    txnDate: date,
-    lines: lines.map(([code, postingType, amount]) => ({ accountId: t.account(code), postingType, amount })),
-  });
-
 beforeAll(async () => {
   t = await createTestApp();
-  // A year of activity and this quarter's: owner money, a loan, equipment, sales on credit, bills, cash sales.
-  await entry('2025-03-10', [
-    ['1000', 'debit', 5_000_000],
-    ['3000', 'credit', 5_000_000],
-  ]);
-  await entry('2025-05-02', [
-    ['4000', 'credit', 800_000],
-    ['1000', 'debit', 800_000],
-  ]);
-  await entry('2026-04-03', [
-    ['1000', 'debit', 2_000_000],
-    ['2700', 'credit', 2_000_000],
-  ]);
-  await entry('2026-04-08', [
-    ['1500', 'debit', 1_200_000],
-    ['1000', 'credit', 1_200_000],
-  ]);
-  await entry('2026-05-12', [
-    ['1200', 'debit', 900_000],
-    ['4000', 'credit', 900_000],
-  ]);
-  await entry('2026-05-20', [
-    ['6400', 'debit', 250_000],
-    ['2000', 'credit', 250_000],
-  ]);
-  await entry('2026-06-15', [
-    ['1000', 'debit', 400_000],
-    ['1200', 'credit', 400_000],
-  ]);
-  await entry('2026-06-20', [
-    ['5000', 'debit', 300_000],
-    ['1000', 'credit', 300_000],
-  ]);
-  await entry('2026-01-20', [
-    ['4000', 'credit', 150_000],
-    ['1000', 'debit', 150_000],
-  ]);
+  await seedQuarter(t);
 });
 afterAll(() => t.close());
 
