@@ -5,22 +5,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { openDatabase } from '@firm/db';
-import { adminQuery, withDatabase } from '@firm/db/testing';
 import { seedDemo } from '@firm/demo';
 import { trialBalance } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { pdfStream, xlsxStream } from '../apps/api/src/routes/reports/render';
 import { trialBalanceStatement } from '../apps/api/src/routes/reports/statements';
+import { benchOnFreshDatabase, median } from './fresh-database';
 
 const ACCOUNTS = 1_000;
-const baseUrl = process.env.DATABASE_URL;
-if (!baseUrl) {
-  process.stderr.write('the export bench needs DATABASE_URL (a Postgres server)\n');
-  process.exit(2);
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 /** Median time of `runs` runs and the highest RSS seen while they ran (sampled every 2 ms). */
@@ -48,53 +40,39 @@ const drain = async (stream: Readable) => {
   return bytes;
 };
 
-async function main() {
-  const name = `bench_exports_${Date.now()}`;
-  await adminQuery(baseUrl as string, `create database ${name}`);
-  const database = openDatabase({ url: withDatabase(baseUrl as string, name), poolMax: 4 });
-  try {
-    await database.migrate();
-    const db = database.db;
-    const demo = await seedDemo(db);
-    const orgId = (demo.organizations[0] as { id: string }).id;
-    // 1,000 expense accounts, each with one posted day of activity against checking.
-    await db.execute(sql`
+benchOnFreshDatabase('exports', 4, async (database) => {
+  const db = database.db;
+  const demo = await seedDemo(db);
+  const orgId = (demo.organizations[0] as { id: string }).id;
+  // 1,000 expense accounts, each with one posted day of activity against checking.
+  await db.execute(sql`
       insert into accounts (id, organization_id, code, name, type, subtype)
       select gen_random_uuid(), ${orgId}, 'X' || lpad(g::text, 4, '0'), 'Expense account ' || g, 'expense', 'expense'
       from generate_series(1, ${ACCOUNTS}) g`);
-    await db.execute(sql`
+  await db.execute(sql`
       insert into account_daily_balances (organization_id, account_id, day, amount_cents)
       select ${orgId}, a.id, date '2026-10-01', 1000 + (row_number() over (order by a.code))::int
       from accounts a where a.organization_id = ${orgId} and a.code like 'X%'`);
-    await db.execute(sql`analyze`);
-    const range = { endDate: '2026-12-31' };
-    const json = await measure(5, async () => JSON.stringify(await trialBalance(db, orgId, range)));
-    const report = await trialBalance(db, orgId, range);
-    const statement = trialBalanceStatement(report, 'Bench Co');
-    let pdfBytes = 0;
-    let xlsxBytes = 0;
-    const before = process.memoryUsage().rss;
-    const pdf = await measure(5, async () => {
-      pdfBytes = await drain(pdfStream([trialBalanceStatement(await trialBalance(db, orgId, range), 'Bench Co')]));
-    });
-    const xlsx = await measure(5, async () => {
-      xlsxBytes = await drain(xlsxStream([trialBalanceStatement(await trialBalance(db, orgId, range), 'Bench Co')]));
-    });
-    const lines = [
-      `trial balance of ${report.rows.length} accounts as JSON: p50 ${json.ms.toFixed(1)} ms (baseline)`,
-      `  as PDF (${statement.rows.length} rows, ${(pdfBytes / 1024).toFixed(0)} KB): p50 ${pdf.ms.toFixed(1)} ms = ` +
-        `${(pdf.ms / json.ms).toFixed(1)}x the JSON report; peak RSS ${mb(pdf.peak)} MB (${mb(pdf.peak - before)} MB above the start)`,
-      `  as XLSX (${(xlsxBytes / 1024).toFixed(0)} KB): p50 ${xlsx.ms.toFixed(1)} ms = ${(xlsx.ms / json.ms).toFixed(1)}x the ` +
-        `JSON report; peak RSS ${mb(xlsx.peak)} MB (${mb(xlsx.peak - before)} MB above the start)`,
-    ];
-    process.stdout.write(`${lines.join('\n')}\n`);
-  } finally {
-    await database.close();
-    await adminQuery(baseUrl as string, `drop database if exists ${name} with (force)`);
-  }
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`${(err as Error).stack}\n`);
-  process.exit(1);
+  await db.execute(sql`analyze`);
+  const range = { endDate: '2026-12-31' };
+  const json = await measure(5, async () => JSON.stringify(await trialBalance(db, orgId, range)));
+  const report = await trialBalance(db, orgId, range);
+  const statement = trialBalanceStatement(report, 'Bench Co');
+  let pdfBytes = 0;
+  let xlsxBytes = 0;
+  const before = process.memoryUsage().rss;
+  const pdf = await measure(5, async () => {
+    pdfBytes = await drain(pdfStream([trialBalanceStatement(await trialBalance(db, orgId, range), 'Bench Co')]));
+  });
+  const xlsx = await measure(5, async () => {
+    xlsxBytes = await drain(xlsxStream([trialBalanceStatement(await trialBalance(db, orgId, range), 'Bench Co')]));
+  });
+  const lines = [
+    `trial balance of ${report.rows.length} accounts as JSON: p50 ${json.ms.toFixed(1)} ms (baseline)`,
+    `  as PDF (${statement.rows.length} rows, ${(pdfBytes / 1024).toFixed(0)} KB): p50 ${pdf.ms.toFixed(1)} ms = ` +
+      `${(pdf.ms / json.ms).toFixed(1)}x the JSON report; peak RSS ${mb(pdf.peak)} MB (${mb(pdf.peak - before)} MB above the start)`,
+    `  as XLSX (${(xlsxBytes / 1024).toFixed(0)} KB): p50 ${xlsx.ms.toFixed(1)} ms = ${(xlsx.ms / json.ms).toFixed(1)}x the ` +
+      `JSON report; peak RSS ${mb(xlsx.peak)} MB (${mb(xlsx.peak - before)} MB above the start)`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
 });

@@ -13,7 +13,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../apps/api/src/testing';
-import { firmChecksum, type Json, type Operation, operationsOf } from './openapi';
+import { firmChecksum, idsByTable, type Json, type Operation, operationsOf } from './openapi';
 
 const MARKER = 'VICTIMDATA';
 
@@ -104,28 +104,7 @@ async function seedVictim(app: FastifyInstance) {
 }
 
 async function collectVictimIds(): Promise<Map<string, string[]>> {
-  const tables = rowsOf<{ table_name: string; column_name: string }>(
-    await t.database.db.execute(sql`
-      select c.table_name, o.column_name from information_schema.columns c
-      join information_schema.columns o on o.table_schema = c.table_schema and o.table_name = c.table_name
-        and o.column_name in ('organization_id', 'firm_id')
-      where c.table_schema = 'public' and c.column_name = 'id' and c.data_type = 'uuid'
-      order by c.table_name`),
-  );
-  const ids = new Map<string, string[]>();
-  for (const { table_name: table, column_name: column } of tables) {
-    const owned =
-      column === 'firm_id'
-        ? sql`firm_id = ${t.demo.firmId}`
-        : sql`organization_id in (${sql.join(
-            victimOrgs.map((o) => sql`${o}::uuid`),
-            sql`, `,
-          )})`;
-    const rows = rowsOf<{ id: string }>(
-      await t.database.db.execute(sql`select id::text as id from ${sql.identifier(table)} where ${owned} order by id`),
-    );
-    if (rows.length > 0) ids.set(table, [...new Set([...(ids.get(table) ?? []), ...rows.map((r) => r.id)])]);
-  }
+  const ids = await idsByTable(t.database.db, t.demo.firmId, victimOrgs);
   ids.set('organizations', victimOrgs);
   ids.set('firms', [t.demo.firmId]);
   return ids;
