@@ -62,10 +62,12 @@ benchOnFreshDatabase('exports', 4, async (database) => {
   let xlsxBytes = 0;
   const before = process.memoryUsage().rss;
   const pdf = await measure(5, async () => {
-    pdfBytes = await drain(pdfStream([trialBalanceStatement(await trialBalance(db, orgId, range), 'Bench Co')]));
+    pdfBytes = await drain(await pdfStream([trialBalanceStatement(await trialBalance(db, orgId, range), 'Bench Co')]));
   });
   const xlsx = await measure(5, async () => {
-    xlsxBytes = await drain(xlsxStream([trialBalanceStatement(await trialBalance(db, orgId, range), 'Bench Co')]));
+    xlsxBytes = await drain(
+      await xlsxStream([trialBalanceStatement(await trialBalance(db, orgId, range), 'Bench Co')]),
+    );
   });
   const lines = [
     `trial balance of ${report.rows.length} accounts as JSON: p50 ${json.ms.toFixed(1)} ms (baseline)`,

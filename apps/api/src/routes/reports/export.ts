@@ -173,9 +173,9 @@ export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const statements = await statementsOf(q, request.organization);
       const stream =
         q.format === 'pdf'
-          ? pdfStream(statements)
+          ? await pdfStream(statements)
           : q.format === 'xlsx'
-            ? xlsxStream(statements)
+            ? await xlsxStream(statements)
             : csvStream(statements);
       const filename = `${q.report}-${q.endDate ?? q.asOf ?? todayUtc()}.${q.format}`;
       return reply

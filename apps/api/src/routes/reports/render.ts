@@ -1,7 +1,12 @@
 import { PassThrough, Readable } from 'node:stream';
-import ExcelJS from 'exceljs';
-import PDFDocument from 'pdfkit';
 import type { Row, Statement } from './statements';
+
+/**
+ * exceljs and pdfkit are loaded on the first export, not at start: a process that never exports (most of them, the
+ * worker, the CLI) does not carry them.
+ */
+const exceljs = () => import('exceljs').then((m) => m.default);
+const pdfkit = () => import('pdfkit').then((m) => m.default);
 
 /**
  * Statements drawn as CSV, XLSX (exceljs, streamed: rows are written out as they are added) and PDF (pdfkit,
@@ -66,7 +71,8 @@ function formulaOf(row: Row, column: string): string | null {
 }
 
 /** A workbook with one sheet per statement; amounts are numbers with a currency format, totals are formulas. */
-export function xlsxStream(statements: Statement[]): Readable {
+export async function xlsxStream(statements: Statement[]): Promise<Readable> {
+  const ExcelJS = await exceljs();
   const out = new PassThrough();
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: false });
   const names = new Set<string>();
@@ -130,7 +136,8 @@ const accounting = (cents: number) => {
  * headings, which repeat on every page it runs to; headings, indented account lines, subtotals over a rule, totals
  * over a rule and under a double one; page numbers "Page n of N" at the foot of every page.
  */
-export function pdfStream(statements: Statement[]): Readable {
+export async function pdfStream(statements: Statement[]): Promise<Readable> {
+  const PDFDocument = await pdfkit();
   // "Page n of N" needs every page kept until the end; a very long report is streamed page by page instead, and its
   // pages say "Page n".
   const buffered = statements.reduce((n, s) => n + s.rows.length, 0) <= PDF_BUFFERED_ROWS;
