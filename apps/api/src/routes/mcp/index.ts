@@ -367,6 +367,30 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     MCP_PATH,
     {
+      // Who is calling is judged before the body: a request without a valid token is 401 whatever it sends.
+      onRequest: async (request, reply) => {
+        const credential = await app.resolveCredential(request);
+        const sentToken = /^Bearer\s+\S+/i.test(request.headers.authorization ?? '');
+        if (!credential || credential.kind === 'session') {
+          reply.header('www-authenticate', mcpChallenge(request, sentToken ? 'invalid_token' : undefined));
+          return sendError(
+            reply,
+            request,
+            'UNAUTHENTICATED',
+            sentToken ? 'the credential is not valid' : 'send an access token as Authorization: Bearer <token>',
+          );
+        }
+        if (credential.kind === 'oauth_token' && !tokenFitsPath(credential.resource, MCP_PATH, false)) {
+          reply.header('www-authenticate', mcpChallenge(request, 'invalid_token'));
+          return sendError(
+            reply,
+            request,
+            'UNAUTHENTICATED',
+            `this token was issued for another resource; ask for one with resource=${publicOrigin(request)}${MCP_PATH}`,
+          );
+        }
+        request.credential = credential;
+      },
       schema: {
         tags: ['mcp'],
         summary: 'Model Context Protocol endpoint (Streamable HTTP)',
@@ -392,26 +416,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const credential = await app.resolveCredential(request);
-      const sentToken = /^Bearer\s+\S+/i.test(request.headers.authorization ?? '');
-      if (!credential || credential.kind === 'session') {
-        reply.header('www-authenticate', mcpChallenge(request, sentToken ? 'invalid_token' : undefined));
-        return sendError(
-          reply,
-          request,
-          'UNAUTHENTICATED',
-          sentToken ? 'the credential is not valid' : 'send an access token as Authorization: Bearer <token>',
-        );
-      }
-      if (credential.kind === 'oauth_token' && !tokenFitsPath(credential.resource, MCP_PATH, false)) {
-        reply.header('www-authenticate', mcpChallenge(request, 'invalid_token'));
-        return sendError(
-          reply,
-          request,
-          'UNAUTHENTICATED',
-          `this token was issued for another resource; ask for one with resource=${publicOrigin(request)}${MCP_PATH}`,
-        );
-      }
+      const credential = request.credential;
       sdkLoading ??= loadSdk();
       const sdk = await sdkLoading;
       const server = serverFor(sdk, request, credential);

@@ -104,6 +104,17 @@ describe('the MCP endpoint', () => {
     );
     expect(res.json().error.code).toBe('UNAUTHENTICATED');
     expect(resource).toBe('http://localhost:80/mcp');
+    // Whatever the body: no body, or one that is not JSON-RPC.
+    for (const payload of [undefined, '{"not":"json-rpc"}']) {
+      const bare = await t.app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { 'content-type': 'application/json' },
+        ...(payload ? { payload } : {}),
+      });
+      expect(bare.statusCode).toBe(401);
+      expect(bare.headers['www-authenticate']).toContain('oauth-protected-resource/mcp');
+    }
     const metadata = await t.app.inject({ method: 'GET', url: '/.well-known/oauth-protected-resource/mcp' });
     expect(metadata.json()).toMatchObject({ authorization_servers: ['http://localhost:80'] });
     expect(metadata.json().scopes_supported).toContain('acct:transactions:create');
