@@ -75,7 +75,11 @@ async function main() {
     webhooks.start();
     // preClose runs before the database is closed: in-flight deliveries finish and are recorded.
     app.addHook('preClose', async () => webhooks.stop());
-    // Scheduled journal entries, beside any `npm run worker` (they claim templates with FOR UPDATE SKIP LOCKED).
+  }
+
+  // Scheduled journal entries, beside any `npm run worker` (they claim templates with FOR UPDATE SKIP LOCKED). On
+  // the embedded database no worker can run beside this process, so it always runs them there.
+  if (config.WEBHOOK_WORKER || database.kind === 'embedded') {
     const schedules = startScheduledEntryRunner(database.db, {
       intervalMs: config.SCHEDULED_ENTRIES_INTERVAL_SECONDS * 1000,
       onError: (err) =>
