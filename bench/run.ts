@@ -17,6 +17,8 @@ import { seedDemo } from '@firm/demo';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const LINES = Number(process.env.BENCH_LINES ?? 1_000_000);
+/** The second size the reports are timed at (0: only LINES). */
+const LARGE_LINES = Number(process.env.BENCH_LARGE_LINES ?? 10_000_000);
 const ACCOUNTS = 1000;
 const YEARS = 3;
 
@@ -150,6 +152,33 @@ async function sqlLoad(
   return { rps: latencies.length / DURATION_S, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
 }
 
+/** Each account's net over [$2, $3] summed from the posted lines, for the account types $4: the plain-SQL report. */
+const PLAIN_NETS = `
+  select a.id, a.code, a.name, a.type, a.subtype, s.net
+  from (
+    select l.account_id, sum(l.amount_cents) as net
+    from journal_lines l join journal_entries e on e.organization_id = l.organization_id and e.id = l.entry_id
+    where l.organization_id = $1 and e.status = 'posted' and e.entry_date between $2::date and $3::date
+    group by l.account_id
+  ) s
+  join accounts a on a.organization_id = $1 and a.id = s.account_id
+  where s.net <> 0 and a.type::text = any($4::text[])
+  order by a.code`;
+
+/** The balance sheet as of $2 summed from the posted lines: each account's balance, and earnings before and from $3. */
+const PLAIN_BALANCE_SHEET = `
+  select a.id, a.code, a.name, a.type, a.subtype, s.net, s.before_year
+  from (
+    select l.account_id, sum(l.amount_cents) as net,
+           sum(l.amount_cents) filter (where e.entry_date < $3::date) as before_year
+    from journal_lines l join journal_entries e on e.organization_id = l.organization_id and e.id = l.entry_id
+    where l.organization_id = $1 and e.status = 'posted' and e.entry_date <= $2::date
+    group by l.account_id
+  ) s
+  join accounts a on a.organization_id = $1 and a.id = s.account_id
+  where s.net <> 0
+  order by a.code`;
+
 async function main() {
   const name = `bench_${Date.now()}`;
   await adminQuery(baseUrl as string, `create database ${name}`);
@@ -194,13 +223,8 @@ async function main() {
       process.stdout.write(`${rows[rows.length - 1]}\n`);
     }
 
-    // A large ledger in the second organization: LINES posted lines over ACCOUNTS accounts and YEARS years.
-    const t0 = performance.now();
-    await bulkLedger(url, orgB.id);
-    process.stdout.write(`built a ledger of ${LINES} posted lines in ${fmt((performance.now() - t0) / 1000)} s\n`);
-    const busy = (await database.db.execute(
-      `select account_id from account_daily_balances where organization_id = '${orgB.id}' group by account_id order by count(*) desc limit 1`,
-    )) as unknown as { rows: { account_id: string }[] };
+    // A large ledger in the second organization: LINES posted lines over ACCOUNTS accounts and YEARS years, then
+    // LARGE_LINES. Each report is timed over HTTP and beside the same figures summed by plain SQL over the lines.
     const reportHeaders = { authorization: `Bearer ${demo.apiKey}`, 'x-organization-id': orgB.id };
     const timeGet = async (path: string) => {
       const samples: number[] = [];
@@ -214,16 +238,65 @@ async function main() {
       samples.sort((a, b) => a - b);
       return percentile(samples, 50);
     };
-    const reports = {
-      'trial balance': await timeGet('/api/v1/reports/trial-balance?startDate=2024-01-01&endDate=2026-12-31'),
-      'balance sheet': await timeGet('/api/v1/reports/balance-sheet?startDate=2024-01-01&endDate=2026-12-31'),
-      'profit and loss': await timeGet('/api/v1/reports/profit-and-loss?startDate=2026-01-01&endDate=2026-12-31'),
-      'general ledger, busiest account, one month': await timeGet(
-        `/api/v1/reports/general-ledger?startDate=2026-03-01&endDate=2026-03-31&accountId=${busy.rows[0]?.account_id}`,
-      ),
+    const plain = new pg.Client({ connectionString: url });
+    await plain.connect();
+    const timeSql = async (text: string, values: unknown[]) => {
+      const samples: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const s = performance.now();
+        await plain.query(text, values);
+        samples.push(performance.now() - s);
+      }
+      samples.sort((a, b) => a - b);
+      return percentile(samples, 50);
     };
-    for (const [report, ms] of Object.entries(reports)) {
-      process.stdout.write(`report ${report} over ${LINES} lines: median ${fmt(ms)} ms\n`);
+    try {
+      let lines = 0;
+      for (const size of [LINES, LARGE_LINES].filter((n, i, all) => n > 0 && (i === 0 || n > (all[0] ?? 0)))) {
+        const t0 = performance.now();
+        lines = await bulkLedger(url, orgB.id, size - lines, lines / 2 + 1);
+        process.stdout.write(`built a ledger of ${lines} posted lines in ${fmt((performance.now() - t0) / 1000)} s\n`);
+        const busy = (await database.db.execute(
+          `select account_id from account_daily_balances where organization_id = '${orgB.id}' group by account_id order by count(*) desc limit 1`,
+        )) as unknown as { rows: { account_id: string }[] };
+        const reports: [string, string, string | null, unknown[]][] = [
+          [
+            'trial balance',
+            '/api/v1/reports/trial-balance?startDate=2024-01-01&endDate=2026-12-31',
+            PLAIN_NETS,
+            [orgB.id, '2024-01-01', '2026-12-31', ['asset', 'liability', 'equity', 'income', 'expense']],
+          ],
+          [
+            'balance sheet',
+            '/api/v1/reports/balance-sheet?endDate=2026-12-31',
+            PLAIN_BALANCE_SHEET,
+            [orgB.id, '2026-12-31', '2026-01-01'],
+          ],
+          [
+            'profit and loss',
+            '/api/v1/reports/profit-and-loss?startDate=2026-01-01&endDate=2026-12-31',
+            PLAIN_NETS,
+            [orgB.id, '2026-01-01', '2026-12-31', ['income', 'expense']],
+          ],
+          [
+            'general ledger, busiest account, one month',
+            `/api/v1/reports/general-ledger?startDate=2026-03-01&endDate=2026-03-31&accountId=${busy.rows[0]?.account_id}`,
+            null,
+            [],
+          ],
+        ];
+        for (const [report, path, plainSql, values] of reports) {
+          const ms = await timeGet(path);
+          const baseline = plainSql === null ? null : await timeSql(plainSql, values);
+          process.stdout.write(
+            `report ${report} over ${lines} lines: median ${fmt(ms)} ms` +
+              (baseline === null ? '' : ` | plain SQL sum ${fmt(baseline)} ms | ratio ${fmt(ms / baseline, 3)}`) +
+              '\n',
+          );
+        }
+      }
+    } finally {
+      await plain.end();
     }
     process.stdout.write(`server peak RSS: ${fmt(peakRssMb(server.pid as number))} MB\n`);
   } finally {
@@ -235,25 +308,28 @@ async function main() {
 }
 
 /**
- * Writes the large ledger straight in SQL: accounts, balanced two-line entries, and the daily
- * rollup rebuilt from the lines, the same way the posting path keeps it.
+ * Adds `lines` posted lines to the large ledger straight in SQL (the accounts too, the first time): balanced two-line
+ * entries numbered from `firstEntry`, and both rollups (daily and monthly) added from the new lines, the same way the
+ * posting path and its trigger keep them. Returns the number of lines the organization then has.
  */
-async function bulkLedger(url: string, orgId: string) {
+async function bulkLedger(url: string, orgId: string, lines: number, firstEntry: number): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const entries = LINES / 2;
   const days = YEARS * 365;
   try {
-    await client.query(
-      `insert into accounts (id, organization_id, code, name, type, subtype)
-      select gen_random_uuid(), $1, 'B' || g, 'Bench ' || g,
-        (array['asset','liability','equity','income','expense'])[1 + g % 5]::account_type,
-        (array['other_current_asset','other_current_liability','equity','income','expense'])[1 + g % 5]::account_subtype
-      from generate_series(1, ${ACCOUNTS}) g`,
-      [orgId],
-    );
-    // Trigger-checked inserts would check every one of these lines again; the bulk load is built
-    // balanced by construction, so it runs with triggers off (replica role) and is verified after.
+    if (firstEntry === 1) {
+      await client.query(
+        `insert into accounts (id, organization_id, code, name, type, subtype)
+        select gen_random_uuid(), $1, 'B' || g, 'Bench ' || g,
+          (array['asset','liability','equity','income','expense'])[1 + g % 5]::account_type,
+          (array['other_current_asset','other_current_liability','equity','income','expense'])[1 + g % 5]::account_subtype
+        from generate_series(1, ${ACCOUNTS}) g`,
+        [orgId],
+      );
+    }
+    // Trigger-checked inserts would check every one of these lines again; the bulk load is built balanced by
+    // construction, so it runs with triggers off (replica role), writes the monthly rollup the trigger would, and is
+    // verified after.
     await client.query('begin');
     await client.query('set local session_replication_role = replica');
     await client.query(
@@ -262,7 +338,14 @@ async function bulkLedger(url: string, orgId: string) {
       [orgId],
     );
     await client.query(`create temp table bench_entries on commit drop as
-      select gen_random_uuid() as id, g as n, date '2024-01-01' + (g % ${days}) as day from generate_series(1, ${entries}) g`);
+      select gen_random_uuid() as id, g as n, date '2024-01-01' + (g % ${days}) as day
+      from generate_series(${firstEntry}, ${firstEntry + lines / 2 - 1}) g`);
+    await client.query(`create temp table bench_lines on commit drop as
+      select gen_random_uuid() as id, e.id as entry_id, s.line_no, a.id as account_id, e.day,
+             case s.line_no when 1 then 100 + e.n % 9000 else -(100 + e.n % 9000) end as amount_cents
+      from bench_entries e
+      cross join (values (1), (2)) s(line_no)
+      join bench_accounts a on a.n = 1 + ((e.n * 7 + s.line_no * 13 + (e.n % 3) * 101) % ${ACCOUNTS})`);
     await client.query(
       `insert into journal_entries (id, organization_id, status, source, entry_date, memo, posted_at, created_by_kind, created_by_id)
       select id, $1, 'posted', 'journal_entry', day, 'bulk', now(), 'bench', 'bench' from bench_entries`,
@@ -270,27 +353,31 @@ async function bulkLedger(url: string, orgId: string) {
     );
     await client.query(
       `insert into journal_lines (id, organization_id, entry_id, line_no, account_id, amount_cents)
-      select gen_random_uuid(), $1, e.id, s.line_no, a.id, case s.line_no when 1 then 100 + e.n % 9000 else -(100 + e.n % 9000) end
-      from bench_entries e
-      cross join (values (1), (2)) s(line_no)
-      join bench_accounts a on a.n = 1 + ((e.n * 7 + s.line_no * 13 + (e.n % 3) * 101) % ${ACCOUNTS})`,
+      select id, $1, entry_id, line_no, account_id, amount_cents from bench_lines`,
       [orgId],
     );
     await client.query(
       `insert into account_daily_balances (organization_id, account_id, day, amount_cents)
-      select l.organization_id, l.account_id, e.entry_date, sum(l.amount_cents)
-      from journal_lines l join journal_entries e on e.id = l.entry_id
-      where l.organization_id = $1 group by 1, 2, 3
+      select $1, account_id, day, sum(amount_cents) from bench_lines group by 2, 3
       on conflict (organization_id, account_id, day) do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`,
       [orgId],
     );
+    await client.query(
+      `insert into account_monthly_balances (organization_id, account_id, month, amount_cents)
+      select $1, account_id, date_trunc('month', day)::date, sum(amount_cents) from bench_lines group by 2, 3
+      on conflict (organization_id, account_id, month) do update set amount_cents = account_monthly_balances.amount_cents + excluded.amount_cents`,
+      [orgId],
+    );
     await client.query('commit');
-    await client.query('analyze');
+    await client.query(
+      'vacuum analyze journal_entries, journal_lines, account_daily_balances, account_monthly_balances',
+    );
     const { rows } = await client.query(
       `select count(*)::int as lines, coalesce(sum(amount_cents), 0)::bigint as total from journal_lines where organization_id = $1`,
       [orgId],
     );
-    if (Number(rows[0].total) !== 0 || rows[0].lines !== LINES) throw new Error('bulk ledger is not balanced');
+    if (Number(rows[0].total) !== 0) throw new Error('bulk ledger is not balanced');
+    return rows[0].lines as number;
   } finally {
     await client.end();
   }

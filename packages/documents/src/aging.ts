@@ -1,6 +1,6 @@
 import { DomainError } from '@firm/core';
 import { type Executor, rowsOf } from '@firm/db';
-import { isIsoDate } from '@firm/ledger';
+import { isIsoDate, rollupRows } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { getContact } from './contacts';
 import type { DocumentType } from './documents';
@@ -175,10 +175,9 @@ export async function agingReport(
   const [control] = rowsOf<{ net: number | string }>(
     await db.execute(sql`
       select coalesce(sum(b.amount_cents), 0) as net
-      from account_daily_balances b
-      join accounts a on a.organization_id = b.organization_id and a.id = b.account_id
-      where b.organization_id = ${organizationId} and b.day <= ${asOf}::date
-        and a.subtype = ${SIDE[side].subtype}::account_subtype`),
+      from ${rollupRows(organizationId, null, asOf)} b
+      join accounts a on a.organization_id = ${organizationId} and a.id = b.account_id
+      where a.subtype = ${SIDE[side].subtype}::account_subtype`),
   );
   const net = Number(control?.net ?? 0);
   return {

@@ -1,5 +1,6 @@
 export * from './account-ledger';
 export * from './accounts';
+export { rollupRows } from './balances';
 export * from './chart-template';
 export * from './context';
 export { addDays, checkDateRange, fiscalYearStart, isIsoDate, todayUtc } from './dates';

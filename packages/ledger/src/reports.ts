@@ -2,12 +2,14 @@ import { type AccountSubtype, type AccountType, DomainError, isUuid } from '@fir
 import { type Executor, rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import { inNormalDirection } from './account-ledger';
+import { rollupRows } from './balances';
 import { addDays, checkDate, checkDateRange, fiscalYearStart } from './dates';
 
 /**
- * Financial reports. Balances come from account_daily_balances (one row per account and day, kept by the
- * posting path), so a report costs one row per account-day rather than one per line. The general ledger
- * lists lines from journal_lines, with its opening balances from the same rollup. Amounts are cents in
+ * Financial reports. Balances come from the rollups the posting path keeps (see balances.ts): whole months from
+ * account_monthly_balances and the days at a range's edges from account_daily_balances, so a report reads a few
+ * rows per account whatever the number of lines. The general ledger lists lines from journal_lines, with its
+ * opening balances from the same rollups. Amounts are cents in
  * the account's normal direction (debit for assets and expenses, credit for the rest) unless a field says
  * debit or credit.
  */
@@ -47,9 +49,7 @@ async function accountNets(
       select a.id, a.code, a.name, a.type, a.subtype, s.net
       from (
         select account_id, sum(amount_cents) as net
-        from account_daily_balances
-        where organization_id = ${organizationId} and day <= ${through}::date
-          and (${from}::date is null or day >= ${from}::date)
+        from ${rollupRows(organizationId, from, through)} r
         group by account_id
       ) s
       join accounts a on a.organization_id = ${organizationId} and a.id = s.account_id
@@ -166,18 +166,20 @@ export async function balanceSheet(
 ): Promise<BalanceSheet> {
   const asOf = checkDate(query.asOf, 'asOf');
   const yearStart = fiscalYearStart(asOf, await fiscalYearStartMonth(db, organizationId));
-  const nets = await accountNets(db, organizationId, null, asOf, ['asset', 'liability', 'equity']);
-  const [earnings] = rowsOf<{ prior: number | string; current: number | string }>(
-    await db.execute(sql`
-      select coalesce(sum(b.amount_cents) filter (where b.day < ${yearStart}::date), 0) as prior,
-             coalesce(sum(b.amount_cents) filter (where b.day >= ${yearStart}::date), 0) as current
-      from account_daily_balances b
-      join accounts a on a.organization_id = b.organization_id and a.id = b.account_id
-      where b.organization_id = ${organizationId} and b.day <= ${asOf}::date and a.type in ('income', 'expense')`),
-  );
+  const [nets, prior, current] = await Promise.all([
+    accountNets(db, organizationId, null, asOf, ['asset', 'liability', 'equity']),
+    accountNets(db, organizationId, null, addDays(yearStart, -1), ['income', 'expense']),
+    accountNets(db, organizationId, yearStart, asOf, ['income', 'expense']),
+  ]);
   // Income is credit (negative) and expense debit (positive), so earnings are the sum seen from the credit side.
-  const retainedEarningsCents = inNormalDirection('equity', Number(earnings?.prior ?? 0));
-  const currentYearEarningsCents = inNormalDirection('equity', Number(earnings?.current ?? 0));
+  const retainedEarningsCents = inNormalDirection(
+    'equity',
+    sumOf(prior, (n) => n.netCents),
+  );
+  const currentYearEarningsCents = inNormalDirection(
+    'equity',
+    sumOf(current, (n) => n.netCents),
+  );
   const assets = section(nets, 'asset');
   const liabilities = section(nets, 'liability');
   const equityAccounts = section(nets, 'equity');
@@ -390,9 +392,7 @@ export async function generalLedger(
   const openings = rowsOf<{ account_id: string; opening: number | string }>(
     await db.execute(sql`
       select account_id, sum(amount_cents) as opening
-      from account_daily_balances
-      where organization_id = ${organizationId} and day < ${query.startDate}::date
-        and (${accountId}::uuid is null or account_id = ${accountId}::uuid)
+      from ${rollupRows(organizationId, null, addDays(query.startDate, -1), accountId)} r
       group by account_id
       having sum(amount_cents) <> 0`),
   );

@@ -25,3 +25,27 @@ export const accountDailyBalances = pgTable(
     index('account_daily_balances_org_day_idx').on(t.organizationId, t.day),
   ],
 );
+
+/**
+ * Per account and calendar month (`month` is its first day), the sum of that month's daily rows. A trigger on
+ * account_daily_balances keeps it in the same transaction as every write to the daily rollup (migration 0013), so
+ * reports read whole months here and only the days of the partial months at the edges of a range there.
+ */
+export const accountMonthlyBalances = pgTable(
+  'account_monthly_balances',
+  {
+    organizationId: uuid('organization_id').notNull(),
+    accountId: uuid('account_id').notNull(),
+    month: date('month', { mode: 'string' }).notNull(),
+    amountCents: bigint('amount_cents', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'account_monthly_balances_pkey', columns: [t.organizationId, t.accountId, t.month] }),
+    foreignKey({
+      name: 'account_monthly_balances_account_fk',
+      columns: [t.organizationId, t.accountId],
+      foreignColumns: [accounts.organizationId, accounts.id],
+    }),
+    index('account_monthly_balances_org_month_idx').on(t.organizationId, t.month),
+  ],
+);
