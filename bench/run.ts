@@ -328,7 +328,7 @@ async function bulkLedger(url: string, orgId: string, lines: number, firstEntry:
       );
     }
     // Trigger-checked inserts would check every one of these lines again; the bulk load is built balanced by
-    // construction, so it runs with triggers off (replica role), writes the monthly rollup the trigger would, and is
+    // construction, so it runs with triggers off (replica role), writes the rollups the triggers would, and is
     // verified after.
     await client.query('begin');
     await client.query('set local session_replication_role = replica');
@@ -368,9 +368,15 @@ async function bulkLedger(url: string, orgId: string, lines: number, firstEntry:
       on conflict (organization_id, account_id, month) do update set amount_cents = account_monthly_balances.amount_cents + excluded.amount_cents`,
       [orgId],
     );
+    await client.query(
+      `insert into account_yearly_balances (organization_id, account_id, year, amount_cents)
+      select $1, account_id, date_trunc('year', day)::date, sum(amount_cents) from bench_lines group by 2, 3
+      on conflict (organization_id, account_id, year) do update set amount_cents = account_yearly_balances.amount_cents + excluded.amount_cents`,
+      [orgId],
+    );
     await client.query('commit');
     await client.query(
-      'vacuum analyze journal_entries, journal_lines, account_daily_balances, account_monthly_balances',
+      'vacuum analyze journal_entries, journal_lines, account_daily_balances, account_monthly_balances, account_yearly_balances',
     );
     const { rows } = await client.query(
       `select count(*)::int as lines, coalesce(sum(amount_cents), 0)::bigint as total from journal_lines where organization_id = $1`,

@@ -18,22 +18,29 @@ function daysOf(from: string, through: string): string[] {
   return days;
 }
 
+/** How many months from the month of `from` to the month of `through`. */
+const monthsOf = (from: string, through: string) =>
+  (Number(through.slice(0, 4)) - Number(from.slice(0, 4))) * 12 +
+  Number(through.slice(5, 7)) -
+  Number(from.slice(5, 7)) +
+  1;
+
 const FIRST_DAY = '2023-11-01';
-const SPAN = 500; // a leap February, a year end and every month length
+const SPAN = 800; // a leap February, two year ends and every month length
 const day = fc.integer({ min: 0, max: SPAN }).map((d) => addDays(FIRST_DAY, d));
 
 describe('rollupPieces', () => {
-  it('covers each day of a range exactly once and nothing outside it, with at most one month piece per edge', () => {
-    // How many times the pieces count each day in [FIRST_DAY - 1 year, through]: whole months and days, signed.
+  it('covers each day of a range exactly once and nothing outside it, reading little at the edges', () => {
     fc.assert(
-      fc.property(fc.option(day, { nil: null }), fc.integer({ min: 0, max: 430 }), (from, length) => {
+      fc.property(fc.option(day, { nil: null }), fc.integer({ min: 0, max: 1200 }), (from, length) => {
         const through = addDays(from ?? FIRST_DAY, length);
         const pieces = rollupPieces(from, through);
+        // How many times the pieces count each day from two years before to a year after, signed.
+        const window = daysOf(addDays(FIRST_DAY, -730), addDays(through, 370));
         const counted = new Map<string, number>();
-        const window = daysOf(addDays(FIRST_DAY, -400), addDays(through, 40));
         for (const p of pieces) {
           for (const d of window) {
-            const key = p.grain === 'month' ? `${d.slice(0, 8)}01` : d;
+            const key = p.grain === 'year' ? `${d.slice(0, 5)}01-01` : p.grain === 'month' ? `${d.slice(0, 8)}01` : d;
             if ((p.from === null || key >= p.from) && key <= p.through) counted.set(d, (counted.get(d) ?? 0) + p.sign);
           }
         }
@@ -41,19 +48,24 @@ describe('rollupPieces', () => {
           const inside = (from === null || d >= from) && d <= through;
           expect(counted.get(d) ?? 0, `${d} in ${from}..${through}`).toBe(inside ? 1 : 0);
         }
-        // Days read from the daily rollup: at most about half a month at each edge.
-        const dailyDays = pieces
-          .filter((p) => p.grain === 'day')
-          .reduce((n, p) => n + daysOf(p.from as string, p.through).length, 0);
-        expect(dailyDays).toBeLessThanOrEqual(32);
+        // Rows read per account at the edges: about half a month of days and half a year of months each.
+        const read = (grain: string) =>
+          pieces
+            .filter((p) => p.grain === grain)
+            .reduce((n, p) => n + (grain === 'day' ? daysOf(p.from as string, p.through).length : 1), 0);
+        expect(read('day')).toBeLessThanOrEqual(32);
+        const months = pieces
+          .filter((p) => p.grain === 'month')
+          .reduce((n, p) => n + monthsOf(p.from as string, p.through), 0);
+        expect(months).toBeLessThanOrEqual(14);
       }),
       { numRuns: 300 },
     );
   });
 
-  it('reads a whole year as twelve months and nothing else', () => {
+  it('reads whole years and months as such', () => {
     expect(rollupPieces('2025-01-01', '2025-12-31')).toEqual([
-      { grain: 'month', from: '2025-01-01', through: '2025-12-01', sign: 1 },
+      { grain: 'year', from: '2025-01-01', through: '2025-01-01', sign: 1 },
     ]);
     expect(rollupPieces('2024-02-01', '2024-02-29')).toEqual([
       { grain: 'month', from: '2024-02-01', through: '2024-02-01', sign: 1 },
@@ -64,8 +76,14 @@ describe('rollupPieces', () => {
       { grain: 'day', from: '2025-03-01', through: '2025-03-01', sign: -1 },
       { grain: 'day', from: '2025-03-31', through: '2025-03-31', sign: -1 },
     ]);
+    // Everything through 30 November: the years before, and this year less December.
+    expect(rollupPieces(null, '2026-11-30')).toEqual([
+      { grain: 'year', from: null, through: '2025-01-01', sign: 1 },
+      { grain: 'year', from: '2026-01-01', through: '2026-01-01', sign: 1 },
+      { grain: 'month', from: '2026-12-01', through: '2026-12-01', sign: -1 },
+    ]);
     expect(rollupPieces(null, '1900-01-03')).toEqual([
-      { grain: 'month', from: null, through: '1899-12-01', sign: 1 },
+      { grain: 'year', from: null, through: '1899-01-01', sign: 1 },
       { grain: 'day', from: '1900-01-01', through: '1900-01-03', sign: 1 },
     ]);
   });
@@ -176,5 +194,37 @@ describe('reports read from the monthly and daily rollups', () => {
       ),
       { numRuns: 30 },
     );
+  });
+});
+
+describe('the monthly and yearly rollups', () => {
+  it('follow whatever writes the daily rollup: an insert, a change, a move to another year, a delete', async () => {
+    const f = await createLedgerFixture(db);
+    const [cash, sales] = [f.account('1000'), f.account('4000')];
+    const write = (statement: ReturnType<typeof sql>) => db.execute(statement);
+    await write(sql`insert into account_daily_balances (organization_id, account_id, day, amount_cents)
+      values (${f.orgId}, ${cash}, '2025-12-31', 700), (${f.orgId}, ${cash}, '2025-12-05', 50)`);
+    await write(sql`update account_daily_balances set amount_cents = 900
+      where organization_id = ${f.orgId} and account_id = ${cash} and day = '2025-12-31'`);
+    await write(sql`update account_daily_balances set day = '2026-01-01', account_id = ${sales}
+      where organization_id = ${f.orgId} and account_id = ${cash} and day = '2025-12-05'`);
+    const periods = async () =>
+      rowsOf<{ grain: string; account_id: string; period: string; cents: string }>(
+        await db.execute(sql`
+          select 'month' as grain, account_id, month::text as period, amount_cents::text as cents
+          from account_monthly_balances where organization_id = ${f.orgId} and amount_cents <> 0
+          union all
+          select 'year', account_id, year::text, amount_cents::text
+          from account_yearly_balances where organization_id = ${f.orgId} and amount_cents <> 0
+          order by 1, 3, 2`),
+      );
+    expect(await periods()).toEqual([
+      { grain: 'month', account_id: cash, period: '2025-12-01', cents: '900' },
+      { grain: 'month', account_id: sales, period: '2026-01-01', cents: '50' },
+      { grain: 'year', account_id: cash, period: '2025-01-01', cents: '900' },
+      { grain: 'year', account_id: sales, period: '2026-01-01', cents: '50' },
+    ]);
+    await write(sql`delete from account_daily_balances where organization_id = ${f.orgId}`);
+    expect(await periods()).toEqual([]);
   });
 });

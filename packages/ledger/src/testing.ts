@@ -45,9 +45,9 @@ export async function createLedgerFixture(
 }
 
 /**
- * Days (and months, as `month YYYY-MM-01`) where the rollups (account_daily_balances, account_monthly_balances) and
- * the posted lines disagree; empty when each rollup is exactly the signed sum of posted lines per account and day,
- * or per account and month. A zero sum counts as no row on both
+ * Days (and months and years, as `month YYYY-MM-01` and `year YYYY-01-01`) where the rollups (daily, monthly,
+ * yearly) and the posted lines disagree; empty when each rollup is exactly the signed sum of posted lines per
+ * account and period. A zero sum counts as no row on both
  * sides: voids leave zero rows behind, and an entry may debit and credit one account alike.
  */
 export async function rollupMismatches(
@@ -74,6 +74,13 @@ export async function rollupMismatches(
         select account_id, date_trunc('month', day)::date as month, sum(amount) as amount
         from posted group by 1, 2 having sum(amount) <> 0
       )
+      , yearly as (
+        select account_id, year, amount_cents as amount from account_yearly_balances
+        where organization_id = ${organizationId} and amount_cents <> 0
+      ), posted_yearly as (
+        select account_id, date_trunc('year', day)::date as year, sum(amount) as amount
+        from posted group by 1, 2 having sum(amount) <> 0
+      )
       select coalesce(r.account_id, p.account_id) as account_id, coalesce(r.day, p.day)::text as day,
              r.amount as rollup, p.amount as lines
       from rollup r full join posted p on p.account_id = r.account_id and p.day = r.day
@@ -82,6 +89,10 @@ export async function rollupMismatches(
       select coalesce(m.account_id, p.account_id), 'month ' || coalesce(m.month, p.month)::text,
              m.amount, p.amount
       from monthly m full join posted_monthly p on p.account_id = m.account_id and p.month = m.month
-      where m.amount is distinct from p.amount`),
+      where m.amount is distinct from p.amount
+      union all
+      select coalesce(y.account_id, p.account_id), 'year ' || coalesce(y.year, p.year)::text, y.amount, p.amount
+      from yearly y full join posted_yearly p on p.account_id = y.account_id and p.year = y.year
+      where y.amount is distinct from p.amount`),
   );
 }

@@ -49,3 +49,23 @@ export const accountMonthlyBalances = pgTable(
     index('account_monthly_balances_org_month_idx').on(t.organizationId, t.month),
   ],
 );
+
+/** Per account and calendar year (`year` is 1 January), the sum of that year's monthly rows, kept by a trigger on them. */
+export const accountYearlyBalances = pgTable(
+  'account_yearly_balances',
+  {
+    organizationId: uuid('organization_id').notNull(),
+    accountId: uuid('account_id').notNull(),
+    year: date('year', { mode: 'string' }).notNull(),
+    amountCents: bigint('amount_cents', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'account_yearly_balances_pkey', columns: [t.organizationId, t.accountId, t.year] }),
+    foreignKey({
+      name: 'account_yearly_balances_account_fk',
+      columns: [t.organizationId, t.accountId],
+      foreignColumns: [accounts.organizationId, accounts.id],
+    }),
+    index('account_yearly_balances_org_year_idx').on(t.organizationId, t.year),
+  ],
+);
