@@ -300,6 +300,19 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
       'The query is malformed, or names an entity or field the gateway does not cover; details[0] gives the ' +
       'offset, line and column of the problem.',
   },
+  CLIENT_NEEDS_REAUTH: {
+    status: 409,
+    retryable: false,
+    description:
+      "The client's accounting platform refused its credentials (a revoked or expired authorization): a firm owner " +
+      'or admin must connect it again. The client shows status needs_reauth until then.',
+  },
+  PLATFORM_ERROR: {
+    status: 502,
+    retryable: true,
+    description:
+      "The client's accounting platform answered with an error of its own; details carry its code and detail.",
+  },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
   INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },
@@ -345,6 +358,11 @@ export function sendError(
   const info = ERROR_TABLE[code];
   const error: Record<string, unknown> = { code, message, retryable: info.retryable, requestId: request.id };
   if (details && details.length > 0) error.details = details;
+  // A platform's throttling carries how long to wait; say it the HTTP way too.
+  const wait = details?.[0]?.retryAfterSeconds;
+  if (code === 'RATE_LIMITED' && typeof wait === 'number' && !reply.hasHeader('retry-after')) {
+    reply.header('retry-after', String(Math.max(1, Math.ceil(wait))));
+  }
   return reply.code(info.status).send({ error });
 }
 

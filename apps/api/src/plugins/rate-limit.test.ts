@@ -1,5 +1,6 @@
 import { createApiKey } from '@firm/identity';
 import type { FastifyInstance } from 'fastify';
+import { redisReachable } from '@firm/core/redis-probe';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../app';
@@ -97,22 +98,6 @@ describe('per credential', () => {
     expect(res.headers['ratelimit-limit']).toBe('3');
   });
 });
-
-async function redisReachable(): Promise<boolean> {
-  const probe = new Redis('redis://127.0.0.1:6379', {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 
 const hasRedis = await redisReachable();
 if (!hasRedis)

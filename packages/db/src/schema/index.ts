@@ -14,3 +14,4 @@ export * from './organizations';
 export * from './oauth';
 export * from './webhooks';
 export * from './scheduled';
+export * from './qbo';

@@ -1,0 +1,84 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { DomainError } from '@firm/core';
+import { type Db, rowsOf } from '@firm/db';
+import { sql } from 'drizzle-orm';
+import type { QboConfig } from './config';
+import { exchangeCode, type QboConnection, saveConnection } from './tokens';
+
+/** The scope a connection asks Intuit for: the accounting API. */
+export const QBO_SCOPE = 'com.intuit.quickbooks.accounting';
+const STATE_TTL_MINUTES = 15;
+
+const hashState = (state: string) => createHash('sha256').update(state).digest('hex');
+
+/**
+ * Starts connecting an organization to a QBO company: a one-time `state` (only its hash is stored) bound to the firm,
+ * the organization and the user who asked, and Intuit's authorization URL carrying it.
+ */
+export async function startAuthorization(
+  db: Db,
+  config: QboConfig,
+  input: { firmId: string; organizationId: string; userId: string | null },
+): Promise<{ url: string; expiresAt: Date }> {
+  const state = randomBytes(32).toString('base64url');
+  const [row] = rowsOf<{ expires_at: Date | string }>(
+    await db.execute(sql`
+      insert into qbo_oauth_states (state_hash, firm_id, organization_id, user_id, expires_at)
+      values (${hashState(state)}, ${input.firmId}, ${input.organizationId}, ${input.userId},
+              now() + make_interval(mins => ${STATE_TTL_MINUTES}))
+      returning expires_at`),
+  );
+  const url = new URL(config.authorizeUrl);
+  url.searchParams.set('client_id', config.clientId);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('scope', QBO_SCOPE);
+  url.searchParams.set('redirect_uri', config.redirectUri);
+  url.searchParams.set('state', state);
+  return { url: url.toString(), expiresAt: new Date((row as { expires_at: Date | string }).expires_at) };
+}
+
+const badState = () =>
+  new DomainError('VALIDATION_ERROR', 'the authorization state is unknown, expired, already used or not yours', [
+    { field: 'state', message: 'start the connection again' },
+  ]);
+
+/**
+ * Finishes a connection from Intuit's callback: spends the `state` (once, atomically; an unknown, expired, replayed
+ * or another user's state is refused before any token is asked for), trades the code for tokens, and stores them.
+ * `userId` is the signed-in user, when the callback comes through a browser session (null from the CLI's flow, whose
+ * state was made without one).
+ */
+export async function completeAuthorization(
+  db: Db,
+  config: QboConfig,
+  input: { state: string; code: string; realmId: string; userId: string | null },
+): Promise<QboConnection> {
+  if (!input.state || !input.code || !/^[0-9]{1,32}$/.test(input.realmId)) {
+    throw new DomainError('VALIDATION_ERROR', 'the callback needs state, code and realmId (digits)', [
+      { field: !input.state ? 'state' : !input.code ? 'code' : 'realmId', message: 'missing or malformed' },
+    ]);
+  }
+  const [spent] = rowsOf<{ firm_id: string; organization_id: string; user_id: string | null }>(
+    await db.execute(sql`
+      update qbo_oauth_states set used_at = now()
+      where state_hash = ${hashState(input.state)} and used_at is null and expires_at > now()
+        and (user_id is null or user_id = ${input.userId}::uuid)
+      returning firm_id, organization_id, user_id`),
+  );
+  if (!spent) throw badState();
+  const tokens = await exchangeCode(config, input.code).catch((err: unknown) => {
+    if (err instanceof DomainError) throw err;
+    throw new DomainError('VALIDATION_ERROR', 'QuickBooks refused the authorization code', [
+      { field: 'code', message: 'expired or already used' },
+    ]);
+  });
+  return db.transaction((tx) =>
+    saveConnection(tx, config, {
+      organizationId: spent.organization_id,
+      firmId: spent.firm_id,
+      realmId: input.realmId,
+      tokens,
+      userId: spent.user_id,
+    }),
+  );
+}

@@ -1,0 +1,490 @@
+import { DomainError, isDomainError } from '@firm/core';
+import { redisReachable } from '@firm/core/redis-probe';
+import { openDatabase, rowsOf } from '@firm/db';
+import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
+import { createLedgerFixture, type LedgerFixture } from '@firm/ledger/testing';
+import { sql } from 'drizzle-orm';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createQboPlatform, queryText } from './adapter';
+import { type QboConfig, qboConfigFrom } from './config';
+import { QboHttp } from './http';
+import { inProcessLimiter, redisLimiter } from './limiter';
+import { completeAuthorization, startAuthorization } from './oauth';
+import { FakeQbo } from './testing/fake-qbo';
+import { accessToken, disconnect, getConnection } from './tokens';
+
+const hasRedis = await redisReachable();
+
+let database: TestDatabase;
+let fake: FakeQbo;
+let config: QboConfig;
+let f: LedgerFixture;
+
+const refusal = async (p: Promise<unknown>): Promise<DomainError> => {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!isDomainError(err)) throw new Error(`expected a refusal, got ${String(err)}`);
+  return err;
+};
+
+/** Connects `organizationId` to a fake company through the authorization flow, as the callback would. */
+async function connect(organizationId: string, firmId: string, realmId = fake.realmId) {
+  const { url } = await startAuthorization(database.db, config, { firmId, organizationId, userId: null });
+  const state = new URL(url).searchParams.get('state') as string;
+  return completeAuthorization(database.db, config, { state, code: fake.issueCode(realmId), realmId, userId: null });
+}
+
+/** Another organization connected to a company of its own. */
+async function another() {
+  const other = await createLedgerFixture(database.db);
+  const realmId = fake.newRealm();
+  await connect(other.orgId, other.firmId, realmId);
+  return { ...other, realmId };
+}
+
+const http = (options: { baseDelayMs?: number } = {}) =>
+  new QboHttp({
+    config,
+    db: database.db,
+    limiter: inProcessLimiter(),
+    organizationId: f.orgId,
+    baseDelayMs: 5,
+    ...options,
+  });
+const platform = (dryRun = false) => createQboPlatform(http(), { realmId: fake.realmId, dryRun });
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  fake = new FakeQbo();
+  await fake.start();
+  config = { ...(qboConfigFrom(fake.env()) as QboConfig), timeoutMs: 2000 };
+  f = await createLedgerFixture(database.db);
+  await connect(f.orgId, f.firmId);
+});
+afterAll(async () => {
+  await fake.stop();
+  await database.close();
+});
+beforeEach(() => {
+  fake.requests.length = 0;
+  fake.clearInjections();
+});
+
+const stored = async (organizationId: string) =>
+  rowsOf<{ access_token: string; refresh_token: string; status: string; version: number }>(
+    await database.db.execute(sql`select * from qbo_connections where organization_id = ${organizationId}`),
+  )[0];
+const clientRow = async (organizationId: string) =>
+  rowsOf<{ platform: string; acct_company_id: string; status: string; last_sync_at: Date | null }>(
+    await database.db.execute(sql`select * from acct_clients where organization_id = ${organizationId}`),
+  )[0];
+/** Makes the stored access token due for a refresh, as if an hour had passed. */
+const ageAccessToken = (organizationId: string) =>
+  database.db.execute(sql`update qbo_connections set access_expires_at = now() - interval '1 minute'
+    where organization_id = ${organizationId}`);
+
+describe('connecting a company', () => {
+  it('stores the tokens sealed and makes the organization a QBO client whose company id is the realm', async () => {
+    const row = await stored(f.orgId);
+    expect(row?.access_token).toMatch(/^sealed:v1:dev:/);
+    expect(row?.refresh_token).toMatch(/^sealed:v1:dev:/);
+    expect(JSON.stringify(row)).not.toContain('at-');
+    expect(await clientRow(f.orgId)).toMatchObject({
+      platform: 'qbo',
+      acct_company_id: fake.realmId,
+      status: 'connected',
+    });
+  });
+
+  it('asks Intuit for the accounting scope with a one-time state', async () => {
+    const { url } = await startAuthorization(database.db, config, {
+      firmId: f.firmId,
+      organizationId: f.orgId,
+      userId: null,
+    });
+    const u = new URL(url);
+    expect(u.origin + u.pathname).toBe(`${fake.base}/connect/oauth2`);
+    expect(Object.fromEntries(u.searchParams)).toMatchObject({
+      client_id: fake.clientId,
+      response_type: 'code',
+      scope: 'com.intuit.quickbooks.accounting',
+      redirect_uri: config.redirectUri,
+    });
+    expect(u.searchParams.get('state')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("refuses a wrong, replayed or another user's state before asking for tokens, and writes nothing", async () => {
+    const other = await createLedgerFixture(database.db);
+    const tokenCalls = () => fake.requests.filter((r) => r.path === '/oauth2/v1/tokens/bearer').length;
+    const wrong = await refusal(
+      completeAuthorization(database.db, config, {
+        state: 'forged',
+        code: fake.issueCode(),
+        realmId: '1',
+        userId: null,
+      }),
+    );
+    expect(wrong.code).toBe('VALIDATION_ERROR');
+
+    const { url } = await startAuthorization(database.db, config, {
+      firmId: other.firmId,
+      organizationId: other.orgId,
+      userId: '00000000-0000-4000-8000-000000000001',
+    });
+    const state = new URL(url).searchParams.get('state') as string;
+    const notYours = await refusal(
+      completeAuthorization(database.db, config, {
+        state,
+        code: fake.issueCode(),
+        realmId: '1',
+        userId: '00000000-0000-4000-8000-000000000002',
+      }),
+    );
+    expect(notYours.code).toBe('VALIDATION_ERROR');
+    expect(tokenCalls()).toBe(0);
+    expect(await getConnection(database.db, other.orgId)).toBeNull();
+
+    const { url: again } = await startAuthorization(database.db, config, {
+      firmId: other.firmId,
+      organizationId: other.orgId,
+      userId: null,
+    });
+    const once = new URL(again).searchParams.get('state') as string;
+    const realmId = fake.newRealm();
+    const code = fake.issueCode(realmId);
+    await expect(
+      completeAuthorization(database.db, config, { state: once, code, realmId, userId: null }),
+    ).resolves.toMatchObject({ organizationId: other.orgId, realmId });
+    const replay = await refusal(
+      completeAuthorization(database.db, config, { state: once, code: fake.issueCode(realmId), realmId, userId: null }),
+    );
+    expect(replay.code).toBe('VALIDATION_ERROR');
+
+    // A company connected to one organization cannot be taken by another.
+    const { url: third } = await startAuthorization(database.db, config, {
+      firmId: f.firmId,
+      organizationId: (await createLedgerFixture(database.db)).orgId,
+      userId: null,
+    });
+    const taken = await refusal(
+      completeAuthorization(database.db, config, {
+        state: new URL(third).searchParams.get('state') as string,
+        code: fake.issueCode(realmId),
+        realmId,
+        userId: null,
+      }),
+    );
+    expect(taken.code).toBe('CONFLICT');
+  });
+
+  it('fails closed on a tampered token row: the client needs reauth, nothing is sent', async () => {
+    const other = await another();
+    const sealed = (await stored(other.orgId))?.access_token as string;
+    const bytes = Buffer.from(sealed.split(':')[3] as string, 'base64');
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 1;
+    await database.db
+      .execute(sql`update qbo_connections set access_token = ${`sealed:v1:dev:${bytes.toString('base64')}`}
+      where organization_id = ${other.orgId}`);
+    fake.requests.length = 0;
+    const err = await refusal(accessToken(database.db, config, other.orgId));
+    expect(err.code).toBe('CLIENT_NEEDS_REAUTH');
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('tokens', () => {
+  it('refreshes once on a 401 and retries the call', async () => {
+    fake.expireAccessTokens();
+    const before = fake.refreshCount;
+    const customer = await platform().get('Customer', '8');
+    expect(customer).toMatchObject({ Id: '8', DisplayName: expect.any(String) });
+    expect(fake.refreshCount).toBe(before + 1);
+    expect(fake.requests.filter((r) => r.path.endsWith('/customer/8')).map((r) => r.authorization)).toHaveLength(2);
+  });
+
+  it.skipIf(!process.env.DATABASE_URL)(
+    'two processes refreshing at once spend the refresh token once and both end with a working token',
+    async () => {
+      const second = openDatabase({ url: database.url as string, poolMax: 4 });
+      try {
+        await ageAccessToken(f.orgId);
+        const before = fake.refreshCount;
+        const versionBefore = (await stored(f.orgId))?.version as number;
+        const [a, b] = await Promise.all([
+          accessToken(database.db, config, f.orgId),
+          accessToken(second.db, config, f.orgId),
+        ]);
+        expect(a.token).toBe(b.token);
+        expect(fake.refreshCount).toBe(before + 1);
+        expect((await stored(f.orgId))?.version).toBe(versionBefore + 1);
+        // The newest refresh token was kept: the next refresh works.
+        await ageAccessToken(f.orgId);
+        const next = await accessToken(second.db, config, f.orgId);
+        expect(next.token).not.toBe(a.token);
+        expect(fake.refreshCount).toBe(before + 2);
+      } finally {
+        await second.close();
+      }
+    },
+  );
+
+  it('a revoked refresh token leaves the client needs_reauth, with a clear error and no retry loop', async () => {
+    const other = await another();
+    fake.revokeRefreshTokens(other.realmId);
+    await ageAccessToken(other.orgId);
+    fake.requests.length = 0;
+    const client = new QboHttp({ config, db: database.db, limiter: inProcessLimiter(), organizationId: other.orgId });
+    const err = await refusal(client.request({ method: 'GET', path: 'customer/8' }));
+    expect(err.code).toBe('CLIENT_NEEDS_REAUTH');
+    expect((await clientRow(other.orgId))?.status).toBe('needs_reauth');
+    expect((await stored(other.orgId))?.status).toBe('needs_reauth');
+    const again = await refusal(client.request({ method: 'GET', path: 'customer/8' }));
+    expect(again.code).toBe('CLIENT_NEEDS_REAUTH');
+    expect(fake.requests.filter((r) => r.path === '/oauth2/v1/tokens/bearer')).toHaveLength(1);
+    expect(fake.requests.filter((r) => r.path.startsWith('/v3/'))).toHaveLength(0);
+    // Connecting again brings it back.
+    await connect(other.orgId, other.firmId, other.realmId);
+    expect((await clientRow(other.orgId))?.status).toBe('connected');
+    await expect(client.request({ method: 'GET', path: 'customer/8' })).resolves.toMatchObject({
+      Customer: { Id: '8' },
+    });
+  });
+
+  it('disconnecting revokes the grant at Intuit and closes the client', async () => {
+    const other = await another();
+    fake.requests.length = 0;
+    expect(await disconnect(database.db, config, other.orgId)).toEqual({ revoked: true });
+    expect(fake.requests.map((r) => r.path)).toEqual(['/v2/oauth2/tokens/revoke']);
+    expect((await clientRow(other.orgId))?.status).toBe('disconnected');
+    expect((await refusal(accessToken(database.db, config, other.orgId))).code).toBe('CLIENT_NOT_FOUND');
+    // The company can then be connected to another organization, and the first is back on its own books.
+    const next = await createLedgerFixture(database.db);
+    await connect(next.orgId, next.firmId, other.realmId);
+    expect(await clientRow(other.orgId)).toMatchObject({ platform: 'embedded', acct_company_id: other.orgId });
+    expect(await clientRow(next.orgId)).toMatchObject({ platform: 'qbo', acct_company_id: other.realmId });
+  });
+});
+
+describe('the HTTP client', () => {
+  it('pins the minor version on every request and sends one requestid per write', async () => {
+    await platform().get('Customer', '8');
+    await platform().create('Customer', { DisplayName: 'Pinned Co' });
+    expect(fake.requests.every((r) => r.query.minorversion === '75')).toBe(true);
+    const writes = fake.requests.filter((r) => r.method === 'POST');
+    expect(writes).toHaveLength(1);
+    expect(writes[0]?.query.requestid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(fake.requests.filter((r) => r.method === 'GET').every((r) => r.query.requestid === undefined)).toBe(true);
+  });
+
+  it('a write whose answer was lost is retried with the same requestid and creates one record', async () => {
+    const before = fake.count('Customer');
+    fake.inject({ kind: 'drop-after' }, (r) => r.method === 'POST' && r.path.endsWith('/customer'));
+    const { record } = await platform().create('Customer', { DisplayName: 'Lost Answer Ltd' });
+    expect(record).toMatchObject({ DisplayName: 'Lost Answer Ltd', SyncToken: '0' });
+    expect(fake.count('Customer')).toBe(before + 1);
+    const sent = fake.requests.filter((r) => r.method === 'POST');
+    expect(sent).toHaveLength(2);
+    expect(sent[0]?.query.requestid).toBe(sent[1]?.query.requestid);
+  });
+
+  it('retries 5xx and dropped connections, then succeeds', async () => {
+    fake.inject({ kind: 'status', status: 503 }, (r) => r.path.endsWith('/customer/8'));
+    fake.inject({ kind: 'drop-before' }, (r) => r.path.endsWith('/customer/8'));
+    await expect(platform().get('Customer', '8')).resolves.toMatchObject({ Id: '8' });
+    expect(fake.requests.filter((r) => r.path.endsWith('/customer/8'))).toHaveLength(3);
+  });
+
+  it('waits out a 429 with Retry-After, backs off from one without, and gives up with RATE_LIMITED', async () => {
+    const match = (r: { path: string }) => r.path.endsWith('/customer/8');
+    fake.inject({ kind: 'status', status: 429, headers: { 'retry-after': '1' } }, match);
+    const started = Date.now();
+    await expect(platform().get('Customer', '8')).resolves.toMatchObject({ Id: '8' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+
+    fake.inject({ kind: 'status', status: 429 }, match);
+    await expect(platform().get('Customer', '8')).resolves.toMatchObject({ Id: '8' });
+
+    fake.inject({ kind: 'status', status: 429, headers: { 'retry-after': '120' } }, match, 10);
+    const err = await refusal(platform().get('Customer', '8'));
+    expect(err.code).toBe('RATE_LIMITED');
+    expect(err.details?.[0]).toMatchObject({ retryAfterSeconds: 120 });
+  });
+
+  it("maps each Fault kind to the gateway's errors, with QBO's code and detail", async () => {
+    const kinds: [string, string][] = [
+      ['exquickbooks.610_object_not_found.body.json', 'RECORD_NOT_FOUND'],
+      ['exquickbooks.5010_stale_object_item_update.body.json', 'STALE_SYNC_TOKEN'],
+      ['exquickbooks.2020_required_param_missing_name.body.json', 'VALIDATION_ERROR'],
+      ['exquickbooks.4000_query_parser_error.body.json', 'QUERY_INVALID'],
+    ];
+    for (const [file, code] of kinds) {
+      fake.inject({ kind: 'fault', file }, (r) => r.path.endsWith('/customer/8'));
+      const err = await refusal(http().request({ method: 'GET', path: 'customer/8' }));
+      expect(err.code, file).toBe(code);
+      expect(err.details?.[0]).toMatchObject({ platform: 'qbo', platformCode: expect.stringMatching(/^\d+$/) });
+    }
+    fake.inject(
+      {
+        kind: 'status',
+        status: 400,
+        body: { Fault: { Error: [{ Message: 'Duplicate Name Exists Error', code: '6240' }], type: 'ValidationFault' } },
+      },
+      (r) => r.method === 'POST',
+    );
+    expect((await refusal(platform().create('Customer', { DisplayName: 'Twice' }))).code).toBe('CONFLICT');
+    fake.inject(
+      {
+        kind: 'status',
+        status: 500,
+        body: { Fault: { Error: [{ Message: 'boom', code: '10000' }], type: 'SystemFault' } },
+      },
+      () => true,
+      10,
+    );
+    expect((await refusal(http().request({ method: 'GET', path: 'customer/8' }))).code).toBe('SERVICE_UNAVAILABLE');
+  });
+});
+
+describe('the adapter', () => {
+  it('refuses a stale SyncToken with the current record, and a dry run sends no write', async () => {
+    const { record } = await platform().create('Customer', { DisplayName: 'Sync Co' });
+    const updated = await platform().update('Customer', record.Id, { SyncToken: '0', CompanyName: 'Sync Co Ltd' });
+    expect(updated.record).toMatchObject({ SyncToken: '1', CompanyName: 'Sync Co Ltd', DisplayName: 'Sync Co' });
+    const stale = await refusal(platform().update('Customer', record.Id, { SyncToken: '0', CompanyName: 'Late' }));
+    expect(stale.code).toBe('STALE_SYNC_TOKEN');
+    expect(stale.details?.[0]).toMatchObject({ current: { Id: record.Id, SyncToken: '1' } });
+
+    fake.requests.length = 0;
+    const dry = await platform(true).update('Customer', record.Id, { SyncToken: '1', CompanyName: 'Dry' });
+    expect(dry.record).toMatchObject({ CompanyName: 'Dry' });
+    expect(fake.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
+    expect(fake.record('Customer', record.Id)).toMatchObject({ CompanyName: 'Sync Co Ltd', SyncToken: '1' });
+  });
+
+  it('keeps every filter on every page of a query', async () => {
+    for (const name of ['Page A', 'Page B', 'Page C']) await platform().create('Vendor', { DisplayName: name });
+    const q = {
+      entity: 'Vendor',
+      select: '*' as const,
+      where: [{ field: 'DisplayName', op: 'LIKE' as const, value: 'Page%' }],
+      orderBy: [],
+      startPosition: 2,
+      maxResults: 1,
+    };
+    const page = await platform().query(q);
+    expect(page.QueryResponse).toMatchObject({ startPosition: 2, maxResults: 1, totalCount: 3 });
+    expect((page.QueryResponse.Vendor as { DisplayName: string }[])[0]?.DisplayName).toBe('Page B');
+    const texts = fake.requests.filter((r) => r.path.endsWith('/query')).map((r) => r.query.query);
+    expect(texts).toEqual([
+      "SELECT * FROM Vendor WHERE DisplayName LIKE 'Page%' STARTPOSITION 2 MAXRESULTS 1",
+      "SELECT COUNT(*) FROM Vendor WHERE DisplayName LIKE 'Page%'",
+    ]);
+    expect(queryText({ ...q, where: [{ field: 'DisplayName', op: '=', value: "O'Brien \\ Sons" }] })).toContain(
+      "DisplayName = 'O\\'Brien \\\\ Sons'",
+    );
+  });
+
+  it('passes reports through whole', async () => {
+    const report = await platform().report('profit-loss', { startDate: '2023-01-01', endDate: '2023-12-31' });
+    expect(report).toMatchObject({ Header: { ReportName: 'ProfitAndLoss' } });
+    const sent = fake.requests.find((r) => r.path.endsWith('/reports/ProfitAndLoss'));
+    expect(sent?.query).toMatchObject({ start_date: '2023-01-01', end_date: '2023-12-31', minorversion: '75' });
+  });
+
+  it('records lastSyncAt on the client after a successful call', async () => {
+    await database.db.execute(sql`update acct_clients set last_sync_at = null where organization_id = ${f.orgId}`);
+    await platform().get('Customer', '8');
+    expect((await clientRow(f.orgId))?.last_sync_at).not.toBeNull();
+  });
+});
+
+describe('the per-company limits', () => {
+  it('lets ten requests run at once per company and makes the eleventh wait', async () => {
+    const limiter = inProcessLimiter();
+    const releases = await Promise.all(Array.from({ length: 10 }, () => limiter.acquire('r1')));
+    let eleventh = false;
+    const waiting = limiter.acquire('r1').then((release) => {
+      eleventh = true;
+      return release;
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(eleventh).toBe(false);
+    (await limiter.acquire('r2'))(); // another company is not held up
+    releases[0]?.();
+    (await waiting)();
+    expect(eleventh).toBe(true);
+    for (const release of releases) release();
+  });
+
+  it.skipIf(!hasRedis)('shares the counts between processes through Redis', async () => {
+    const a = new Redis('redis://127.0.0.1:6379');
+    const b = new Redis('redis://127.0.0.1:6379');
+    const realm = `test-${Date.now()}`;
+    try {
+      const one = redisLimiter(a, { perMinute: 500, concurrent: 2 });
+      const two = redisLimiter(b, { perMinute: 500, concurrent: 2 });
+      const held = [await one.acquire(realm), await two.acquire(realm)];
+      let third = false;
+      const waiting = two.acquire(realm).then((release) => {
+        third = true;
+        return release;
+      });
+      await new Promise((r) => setTimeout(r, 150));
+      expect(third).toBe(false);
+      held[0]?.();
+      (await waiting)();
+      expect(third).toBe(true);
+      held[1]?.();
+      const perMinute = redisLimiter(a, { perMinute: 3, concurrent: 10 });
+      for (let i = 0; i < 3; i++) (await perMinute.acquire(`${realm}-m`))();
+      let fourth = false;
+      void perMinute.acquire(`${realm}-m`).then(() => {
+        fourth = true;
+      });
+      await new Promise((r) => setTimeout(r, 150));
+      expect(fourth).toBe(false);
+    } finally {
+      a.disconnect();
+      b.disconnect();
+    }
+  });
+});
+
+describe('configuration', () => {
+  it("is off without QBO_CLIENT_ID, refuses half a configuration, and defaults to Intuit's sandbox", () => {
+    expect(qboConfigFrom({})).toBeNull();
+    expect(() => qboConfigFrom({ QBO_CLIENT_ID: 'x' })).toThrow(/QBO_CLIENT_SECRET, QBO_REDIRECT_URI/);
+    expect(() =>
+      qboConfigFrom(
+        { QBO_CLIENT_ID: 'x', QBO_CLIENT_SECRET: 'y', QBO_REDIRECT_URI: 'https://a/cb' },
+        { production: true },
+      ),
+    ).toThrow(/QBO_TOKEN_ENCRYPTION_KEY/);
+    const c = qboConfigFrom({ QBO_CLIENT_ID: 'x', QBO_CLIENT_SECRET: 'y', QBO_REDIRECT_URI: 'https://a/cb' });
+    expect(c).toMatchObject({
+      environment: 'sandbox',
+      apiBaseUrl: 'https://sandbox-quickbooks.api.intuit.com',
+      tokenUrl: 'https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer',
+    });
+    expect(
+      qboConfigFrom({
+        QBO_CLIENT_ID: 'x',
+        QBO_CLIENT_SECRET: 'y',
+        QBO_REDIRECT_URI: 'https://a/cb',
+        QBO_ENVIRONMENT: 'production',
+      })?.apiBaseUrl,
+    ).toBe('https://quickbooks.api.intuit.com');
+    expect(() =>
+      qboConfigFrom({
+        QBO_CLIENT_ID: 'x',
+        QBO_CLIENT_SECRET: 'y',
+        QBO_REDIRECT_URI: 'https://a/cb',
+        QBO_ENVIRONMENT: 'dev',
+      }),
+    ).toThrow();
+    expect(DomainError).toBeDefined();
+  });
+});
