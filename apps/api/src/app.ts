@@ -13,6 +13,8 @@ import { scheduledEntryRoutes } from './routes/scheduled';
 import { refuseUnstorableText } from './text';
 import { errorsPlugin, sendError } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
+import { qboPlugin } from './plugins/qbo';
+import { qboCallbackRoutes, qboRoutes } from './routes/qbo/index';
 import { metricsPlugin } from './plugins/metrics';
 import { openapiPlugin } from './plugins/openapi';
 import { rateLimitPlugin } from './plugins/rate-limit';
@@ -118,11 +120,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(openapiPlugin, { origin: config.PUBLIC_ORIGIN });
   await app.register(metricsPlugin);
+  await app.register(qboPlugin);
 
   await app.register(healthRoutes);
   await app.register(sessionRoutes);
   await app.register(oauthRoutes);
   await app.register(aggregatorWebhookRoutes);
+  await app.register(qboCallbackRoutes);
   await app.register(
     async (v1) => {
       v1.addHook('preValidation', refuseUnstorableText);
@@ -146,6 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(scheduledEntryRoutes);
       await v1.register(packetRoutes);
       await v1.register(exportRoutes);
+      await v1.register(qboRoutes);
     },
     { prefix: '/api/v1' },
   );

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DEVELOPMENT_TOKEN_KEYS, parseTokenKeys, type TokenKeys } from '@firm/banking';
+import { type QboConfig, qboConfigFrom } from '@firm/qbo';
 import { DEVELOPMENT_SECRET_KEYS, parseSecretKeys, type SecretKeys } from '@firm/webhooks';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
@@ -113,6 +114,26 @@ const ConfigSchema = Type.Object({
    * a fixed development key is used. Put a new key first to rotate: the next start re-seals every secret under it.
    */
   WEBHOOK_SECRET_KEYS: Type.Optional(Type.String({ pattern: SEALING_KEYS })),
+  /**
+   * QuickBooks Online: the app's OAuth client id and secret, and the redirect URI registered with Intuit (its path
+   * is this service's callback route, `/api/qbo/callback`). Unset QBO_CLIENT_ID: clients stay on the embedded
+   * platform. QBO_ENVIRONMENT picks Intuit's default URLs; each URL can be overridden, so any QBO-compatible server
+   * can stand in.
+   */
+  QBO_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
+  QBO_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  QBO_REDIRECT_URI: Type.Optional(Type.String({ pattern: '^https?://' })),
+  QBO_ENVIRONMENT: Type.Union([Type.Literal('sandbox'), Type.Literal('production')], { default: 'sandbox' }),
+  QBO_AUTHORIZE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  QBO_TOKEN_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  QBO_REVOKE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** The part before `/v3/company/{realmId}`. */
+  QBO_API_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /**
+   * Keys that seal QBO access and refresh tokens at rest (AES-256-GCM), in the same form as BANK_TOKEN_KEYS; the
+   * first seals, every one listed still opens. Required in production when QBO_CLIENT_ID is set.
+   */
+  QBO_TOKEN_ENCRYPTION_KEY: Type.Optional(Type.String({ pattern: SEALING_KEYS })),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -126,6 +147,8 @@ const SECRET_FILE_KEYS = [
   'DATABASE_URL',
   'BANK_TOKEN_KEYS',
   'WEBHOOK_SECRET_KEYS',
+  'QBO_CLIENT_SECRET',
+  'QBO_TOKEN_ENCRYPTION_KEY',
 ] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -170,8 +193,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'invalid configuration: WEBHOOK_SECRET_KEYS: required when NODE_ENV=production (k1:<32 random bytes in base64>)',
     );
   }
+  try {
+    qboConfigOf(config);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   return config;
 }
+
+/** The QuickBooks Online configuration, or null when QBO_CLIENT_ID is not set. */
+export const qboConfigOf = (config: Config): QboConfig | null =>
+  qboConfigFrom(config, { production: config.NODE_ENV === 'production' });
 
 /** The keys sealing aggregator tokens; null in production without BANK_TOKEN_KEYS (feeds cannot be connected). */
 export function bankTokenKeysOf(config: Config): TokenKeys | null {

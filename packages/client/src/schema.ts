@@ -647,6 +647,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/qbo/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Intuit's redirect after consent (QBO_REDIRECT_URI)
+         * @description Finishes a connection: checks the one-time state (unknown, expired, replayed or another user's: 400, nothing written), trades Intuit's code for tokens, stores them encrypted, and shows the result.
+         */
+        get: operations["getQboCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ready": {
         parameters: {
             query?: never;
@@ -2711,6 +2731,70 @@ export interface paths {
          *     Requires scope `entries:write`.
          */
         post: operations["postPurchases"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/qbo/connection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's QuickBooks Online connection
+         * @description Its company (realm) id and status; 404 when the organization was never connected.
+         *
+         *     Requires scope `platforms:read`.
+         *
+         *     Requires scope `platforms:read`.
+         */
+        get: operations["getQboConnection"];
+        put?: never;
+        /**
+         * Start connecting the organization to a QuickBooks Online company
+         * @description Answers Intuit's authorization URL for this organization: open it in a browser, sign in to Intuit and pick the company; Intuit then sends the browser to QBO_REDIRECT_URI (this service's /api/qbo/callback), which finishes the connection. The URL carries a one-time state, valid 15 minutes and bound to the signed-in user who asked. Owners and admins only. 503 when QuickBooks is not configured.
+         *
+         *     Requires scope `platforms:write`.
+         */
+        post: operations["postQboConnection"];
+        /**
+         * Disconnect the organization from QuickBooks Online
+         * @description Revokes the authorization at Intuit (revoked says whether Intuit confirmed it) and leaves the client disconnected: agent calls to it are refused until it is connected again. Owners and admins only.
+         *
+         *     Requires scope `platforms:write`.
+         */
+        delete: operations["deleteQboConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/qbo/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The firm's QuickBooks Online connections
+         * @description Every organization of the firm connected to QuickBooks (or once connected), with its status.
+         *
+         *     Requires scope `platforms:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         *
+         *     Requires scope `platforms:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        get: operations["getQboConnections"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5396,6 +5480,20 @@ export interface components {
              */
             txnDate: string;
         };
+        /** QboConnection */
+        QboConnection: {
+            lastError: string | null;
+            /** @description The last call QuickBooks answered (to the minute). */
+            lastSyncAt: string | null;
+            /** Format: uuid */
+            organizationId: string;
+            /** @description QuickBooks's company id: the client's acctCompanyId on the gateway. */
+            realmId: string;
+            /** @description connected; needs_reauth (QuickBooks refused the authorization: connect again); disconnected; error. */
+            status: "connected" | "needs_reauth" | "disconnected" | "error";
+            /** Format: date-time */
+            updatedAt: string;
+        };
         /** Reclassify */
         Reclassify: {
             /**
@@ -7545,6 +7643,60 @@ export interface operations {
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
+        };
+    };
+    getQboCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                error?: string;
+                realmId?: string;
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Connected. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not connected: a bad or replayed state, a refused code, or the user declined. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not connected: the company is connected to another organization. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            /** @description QuickBooks is not configured, or Intuit did not answer. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
     getReady: {
@@ -11013,6 +11165,139 @@ export interface operations {
             409: components["responses"]["Error"];
             415: components["responses"]["Error"];
             422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getQboConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["QboConnection"];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postQboConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uri */
+                            authorizationUrl: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteQboConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            connection: components["schemas"]["QboConnection"];
+                            revoked: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getQboConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["QboConnection"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];

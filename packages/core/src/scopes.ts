@@ -22,6 +22,8 @@ export const SCOPES = {
   'webhooks:write': 'Create and change webhook subscriptions',
   'connections:read': 'See which partner apps are connected to the firm',
   'connections:write': 'Disconnect partner apps from the firm',
+  'platforms:read': "See which client companies' books are on QuickBooks Online, and the state of each connection",
+  'platforms:write': 'Connect client companies to QuickBooks Online companies, and disconnect them',
   'acct:clients:read': "Agent gateway: see the firm's clients open to agents and what the gateway covers",
   'acct:clients:write': 'Agent gateway: open or close a client to agents (agentAccess)',
   'acct:entities:read': "Agent gateway: read clients' accounts, customers, vendors, items and company info",

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DomainError, isDomainError } from '@firm/core';
 import {
   EMBEDDED_ENTITIES,
@@ -49,6 +50,12 @@ export function queryText(query: PlatformQuery): string {
 
 const pathOf = (entity: string) => entity.toLowerCase();
 
+/** A requestid (UUID-shaped, as QBO takes) that is the same for the same key and write. */
+export function derivedRequestId(key: string, write: string): string {
+  const h = createHash('sha256').update(`${key}\n${write}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
 function recordOf(body: unknown, entity: string): PlatformRecord {
   const record = (body as Record<string, unknown> | null)?.[entity];
   if (typeof record !== 'object' || record === null) {
@@ -61,6 +68,11 @@ function recordOf(body: unknown, entity: string): PlatformRecord {
 
 export interface QboPlatformOptions {
   realmId: string;
+  /**
+   * What makes a write the same write when it is asked again (the caller's idempotency key, scoped): each write's
+   * requestid is derived from it, so QBO answers a repeated request with the record it kept. Null: a fresh one.
+   */
+  requestKey?: string | null;
   /** Writes are checked against QBO (the entity, the current SyncToken) but not sent. */
   dryRun?: boolean;
 }
@@ -71,6 +83,7 @@ export interface QboPlatformOptions {
  * details[0].current. A dry run reads what it needs (the record, for an update or delete) and sends no write.
  */
 export function createQboPlatform(http: QboHttp, options: QboPlatformOptions): PlatformAdapter {
+  const requestId = (write: string) => (options.requestKey ? derivedRequestId(options.requestKey, write) : undefined);
   const supported = new Map(
     [...EMBEDDED_ENTITIES].map(([name, h]) => [name, new Set(h.operations)] as [string, Set<PlatformOperation>]),
   );
@@ -139,7 +152,12 @@ export function createQboPlatform(http: QboHttp, options: QboPlatformOptions): P
           journal: [],
         };
       }
-      const body = await http.request({ method: 'POST', path: pathOf(entity), body: payload });
+      const body = await http.request({
+        method: 'POST',
+        path: pathOf(entity),
+        body: payload,
+        requestId: requestId(`create ${entity}`),
+      });
       return { record: recordOf(body, entity), syncTokenBefore: null, journal: [] };
     },
     async update(entity, id, payload): Promise<WriteResult> {
@@ -151,7 +169,12 @@ export function createQboPlatform(http: QboHttp, options: QboPlatformOptions): P
         return { record: { ...current, ...payload, Id: id }, syncTokenBefore, journal: [] };
       }
       const body = await withCurrent(entity, id, () =>
-        http.request({ method: 'POST', path: pathOf(entity), body: { ...payload, Id: id, sparse: true } }),
+        http.request({
+          method: 'POST',
+          path: pathOf(entity),
+          body: { ...payload, Id: id, sparse: true },
+          requestId: requestId(`update ${entity} ${id}`),
+        }),
       );
       return { record: recordOf(body, entity), syncTokenBefore, journal: [] };
     },
@@ -166,6 +189,7 @@ export function createQboPlatform(http: QboHttp, options: QboPlatformOptions): P
             path: pathOf(entity),
             query: { operation: 'delete' },
             body: { Id: id, SyncToken: syncToken },
+            requestId: requestId(`delete ${entity} ${id}`),
           }),
         );
       }

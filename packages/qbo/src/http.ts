@@ -12,6 +12,8 @@ export interface QboRequest {
   path: string;
   query?: Record<string, string | undefined>;
   body?: unknown;
+  /** A write's requestid; by default a fresh one per call (the same on each of its retries). */
+  requestId?: string | undefined;
 }
 
 export interface QboHttpOptions {
@@ -54,7 +56,7 @@ export class QboHttp {
     const { config, db, organizationId, limiter } = this.options;
     const baseDelay = this.options.baseDelayMs ?? 250;
     const maxWait = this.options.maxWaitMs ?? 10_000;
-    const requestId = req.method === 'POST' ? randomUUID() : null;
+    const requestId = req.method === 'POST' ? (req.requestId ?? randomUUID()) : null;
     let auth = await accessToken(db, config, organizationId);
     let refreshedOn401 = false;
     let last: Attempt | null = null;

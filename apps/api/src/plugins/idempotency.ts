@@ -169,6 +169,41 @@ export async function runIdempotent(
   return send(reply, outcome);
 }
 
+/**
+ * Runs a write to another system (a client's accounting platform over HTTP) once per key, without holding a
+ * database transaction over the remote call. The remote system is what makes a repeat the same write: the caller
+ * derives the platform's own request id from the key, so two requests with one key (a retry, or two at once) reach
+ * the platform as one write and get the same record back. A live record of the key replays; afterwards the
+ * response is stored, and if another request stored the key first, that record is replayed instead.
+ */
+export async function runIdempotentRemote(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: () => Promise<StoredResponse>,
+): Promise<FastifyReply> {
+  const k = keyOf(request);
+  const db = request.server.database.db;
+  const live = async () =>
+    rowsOf<StoredRecord>(
+      await db.execute(sql`select k.request_hash, k.response_status, k.response_body from idempotency_keys k
+        where ${k.same} and k.expires_at > now()`),
+    )[0];
+  const earlier = await live();
+  if (earlier) return send(reply, replayOf(k, earlier));
+  const result = await work();
+  try {
+    await db.transaction(async (tx) => {
+      await tx.execute(sql`delete from idempotency_keys k where ${k.same} and k.expires_at <= now()`);
+      await tx.execute(recordOf(k, result.status, result.body));
+    });
+  } catch (err) {
+    const first = isKeyTaken(err) ? await live() : undefined;
+    if (!first) throw err;
+    return send(reply, replayOf(k, first));
+  }
+  return send(reply, { replayed: false, ...result });
+}
+
 const inProgress = () =>
   new DomainError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry');
 

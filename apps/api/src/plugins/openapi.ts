@@ -24,6 +24,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   webhooks: 'Webhook subscriptions, deliveries and the event catalogue',
   oauth: 'OAuth 2.0 for partner apps: metadata, registration, authorization, tokens, connected apps',
   session: 'Browser sign-in',
+  qbo: "QuickBooks Online: connecting a client's company, its status, disconnecting",
   invoices: 'Invoices to customers: drafts, sending, posting, voiding, and what is still owed',
   'sales-receipts': 'Sales paid on the spot',
   'credit-memos': 'Credits to customers, applied to their invoices or refunded',

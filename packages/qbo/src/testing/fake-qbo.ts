@@ -151,7 +151,7 @@ export class FakeQbo {
     return {
       QBO_CLIENT_ID: this.clientId,
       QBO_CLIENT_SECRET: this.clientSecret,
-      QBO_REDIRECT_URI: 'http://127.0.0.1/api/v1/qbo/callback',
+      QBO_REDIRECT_URI: 'http://127.0.0.1/api/qbo/callback',
       QBO_AUTHORIZE_URL: `${this.base}/connect/oauth2`,
       QBO_TOKEN_URL: `${this.base}/oauth2/v1/tokens/bearer`,
       QBO_REVOKE_URL: `${this.base}/v2/oauth2/tokens/revoke`,

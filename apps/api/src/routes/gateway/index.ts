@@ -27,10 +27,11 @@ import {
 import { canManageApps } from '@firm/identity';
 import { todayUtc } from '@firm/ledger';
 import { createEmbeddedPlatform, type PlatformAdapter, type PlatformOperation, type WriteResult } from '@firm/platform';
+import { createQboPlatform, QboHttp } from '@firm/qbo';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { errorResponses, sendError } from '../../errors';
-import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
+import { IdempotencyHeaders, runIdempotent, runIdempotentRemote } from '../../plugins/idempotency';
 import { enforceLimit } from '../../plugins/rate-limit';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
 import { VERSION } from '../../version';
@@ -125,11 +126,30 @@ const entityScope =
   (request: FastifyRequest): Scope | undefined =>
     coverageOf((request.params as { entity?: string }).entity ?? '')?.scopes[operation];
 
-/** The client's platform, for one request; writes pass the transaction they run in. */
-function platformOf(request: FastifyRequest, db: Executor): PlatformAdapter {
+/**
+ * The client's platform, for one request; writes pass the transaction they run in. A QuickBooks client's writes go
+ * to QBO with a requestid derived from the request's Idempotency-Key (so a retried request is one write at QBO too),
+ * and its dry runs read but send no write.
+ */
+function platformOf(request: FastifyRequest, db: Executor, options: { dryRun?: boolean } = {}): PlatformAdapter {
   const client = request.client;
-  if (client.platform !== 'embedded') {
-    throw new DomainError('SERVICE_UNAVAILABLE', `the ${client.platform} platform is not connected in this deployment`);
+  if (client.platform === 'qbo') {
+    const qbo = request.server.qbo;
+    if (!qbo) {
+      throw new DomainError('SERVICE_UNAVAILABLE', 'QuickBooks Online is not configured in this deployment');
+    }
+    const key = request.headers['idempotency-key'];
+    const http = new QboHttp({
+      config: qbo.config,
+      db: request.server.database.db,
+      limiter: qbo.limiter,
+      organizationId: client.id,
+    });
+    return createQboPlatform(http, {
+      realmId: client.acctCompanyId,
+      dryRun: options.dryRun ?? false,
+      requestKey: typeof key === 'string' ? `${request.credential.firmId}:${client.id}:${key}` : null,
+    });
   }
   return createEmbeddedPlatform(db, {
     firmId: request.credential.firmId,
@@ -197,11 +217,20 @@ async function runWrite(
     });
     return shape(result, isDry);
   };
+  if (request.client.platform !== 'embedded') {
+    // Another platform's write is not ours to roll back: a dry run sends none, and no transaction of ours is held
+    // over the remote call (the platform deduplicates a repeated key's write itself; see runIdempotentRemote).
+    const run = async () => ({ status, body: audited(await write(platformOf(request, db, { dryRun })), dryRun) });
+    if (dryRun) return reply.code(200).send((await run()).body);
+    if (request.headers['idempotency-key'] !== undefined) return runIdempotentRemote(request, reply, run);
+    const outcome = await run();
+    return reply.code(outcome.status).send(outcome.body);
+  }
   if (dryRun) {
     let body: object | undefined;
     await db
       .transaction(async (tx) => {
-        body = audited(await write(platformOf(request, tx)), true);
+        body = audited(await write(platformOf(request, tx, { dryRun: true })), true);
         throw ROLLBACK;
       })
       .catch((err: unknown) => {

@@ -1,0 +1,39 @@
+import { inProcessLimiter, type QboConfig, type QboLimiter, redisLimiter } from '@firm/qbo';
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import { Redis } from 'ioredis';
+import { qboConfigOf } from '../config';
+
+export interface QboRuntime {
+  config: QboConfig;
+  /** QBO's per-company limits, shared by every process through Redis when REDIS_URL is set. */
+  limiter: QboLimiter;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** QuickBooks Online, when QBO_CLIENT_ID is set; null otherwise (clients stay on the embedded platform). */
+    qbo: QboRuntime | null;
+  }
+}
+
+export const qboPlugin: FastifyPluginAsync = fp(async (app) => {
+  const config = qboConfigOf(app.config);
+  if (!config) {
+    app.decorate('qbo', null);
+    return;
+  }
+  let limiter = inProcessLimiter();
+  if (app.config.REDIS_URL) {
+    const redis = new Redis(app.config.REDIS_URL, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+    });
+    redis.on('error', (err: Error) => app.log.warn({ err: err.message }, 'QBO limiter: Redis unavailable'));
+    await redis.connect().catch(() => {});
+    limiter = redisLimiter(redis);
+    app.addHook('onClose', async () => void redis.disconnect());
+  }
+  app.decorate('qbo', { config, limiter });
+});

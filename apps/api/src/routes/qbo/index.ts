@@ -1,0 +1,243 @@
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { DomainError } from '@firm/core';
+import { rowsOf } from '@firm/db';
+import { canManageApps } from '@firm/identity';
+import {
+  completeAuthorization,
+  disconnect,
+  getConnection,
+  listConnections,
+  type QboConnection,
+  startAuthorization,
+} from '@firm/qbo';
+import { sql } from 'drizzle-orm';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { errorResponses } from '../../errors';
+import { html, HtmlPage, pageErrorHandler, sendErrorPage, sendPage } from '../../html';
+import { getSession } from '../../plugins/session';
+
+const tags = ['qbo'];
+
+const Connection = Type.Object(
+  {
+    organizationId: Type.String({ format: 'uuid' }),
+    realmId: Type.String({ description: "QuickBooks's company id: the client's acctCompanyId on the gateway." }),
+    status: Type.Union(
+      [Type.Literal('connected'), Type.Literal('needs_reauth'), Type.Literal('disconnected'), Type.Literal('error')],
+      {
+        description:
+          'connected; needs_reauth (QuickBooks refused the authorization: connect again); disconnected; error.',
+      },
+    ),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    lastSyncAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'The last call QuickBooks answered (to the minute).',
+    }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'QboConnection' },
+);
+
+const CallbackQuery = Type.Object(
+  {
+    code: Type.Optional(Type.String({ maxLength: 2048 })),
+    state: Type.Optional(Type.String({ maxLength: 256 })),
+    realmId: Type.Optional(Type.String({ maxLength: 64 })),
+    error: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: true },
+);
+
+const notConfigured = () =>
+  new DomainError('SERVICE_UNAVAILABLE', 'QuickBooks Online is not configured in this deployment (QBO_CLIENT_ID)');
+
+/** Owners and admins only: a credential acting for a member is refused; an operator's key needs only the scope. */
+async function refuseMembers(request: FastifyRequest): Promise<void> {
+  const { userId, firmId } = request.credential;
+  if (userId && !(await canManageApps(request.server.database.db, userId, firmId))) {
+    throw new DomainError('FORBIDDEN', "only owners and admins of the firm connect a client's QuickBooks company");
+  }
+}
+
+/**
+ * Connecting an organization to a QuickBooks Online company (Intuit's OAuth 2.0 authorization-code flow), its
+ * status, and disconnecting it. Once connected, the organization is a gateway client on QBO.
+ */
+export const qboRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const db = () => app.database.db;
+  const qbo = () => {
+    if (!app.qbo) throw notConfigured();
+    return app.qbo;
+  };
+  const present = async (c: QboConnection) => {
+    const [client] = rowsOf<{ last_sync_at: Date | string | null }>(
+      await db().execute(sql`select last_sync_at from acct_clients where organization_id = ${c.organizationId}`),
+    );
+    const lastSync = client?.last_sync_at ?? null;
+    return {
+      organizationId: c.organizationId,
+      realmId: c.realmId,
+      status: c.status,
+      lastError: c.lastError,
+      lastSyncAt: lastSync === null ? null : new Date(lastSync).toISOString(),
+      updatedAt: c.updatedAt.toISOString(),
+    };
+  };
+
+  app.post(
+    '/qbo/connection',
+    {
+      config: { scope: 'platforms:write', organization: 'header' },
+      schema: {
+        tags,
+        summary: 'Start connecting the organization to a QuickBooks Online company',
+        description:
+          "Answers Intuit's authorization URL for this organization: open it in a browser, sign in to Intuit and pick " +
+          "the company; Intuit then sends the browser to QBO_REDIRECT_URI (this service's /api/qbo/callback), " +
+          'which finishes the connection. The URL carries a one-time state, valid 15 minutes and bound to the ' +
+          'signed-in user who asked. Owners and admins only. 503 when QuickBooks is not configured.',
+        response: {
+          201: Type.Object({
+            data: Type.Object({
+              authorizationUrl: Type.String({ format: 'uri' }),
+              expiresAt: Type.String({ format: 'date-time' }),
+            }),
+          }),
+          ...errorResponses(503),
+        },
+      },
+    },
+    async (request, reply) => {
+      await refuseMembers(request);
+      const { config } = qbo();
+      const started = await startAuthorization(db(), config, {
+        firmId: request.credential.firmId,
+        organizationId: request.organization.id,
+        userId: request.credential.userId ?? null,
+      });
+      return reply
+        .code(201)
+        .send({ data: { authorizationUrl: started.url, expiresAt: started.expiresAt.toISOString() } });
+    },
+  );
+
+  app.get(
+    '/qbo/connection',
+    {
+      config: { scope: 'platforms:read', organization: 'header' },
+      schema: {
+        tags,
+        summary: "The organization's QuickBooks Online connection",
+        description: 'Its company (realm) id and status; 404 when the organization was never connected.',
+        response: { 200: Type.Object({ data: Connection }) },
+      },
+    },
+    async (request) => {
+      const connection = await getConnection(db(), request.organization.id);
+      if (!connection) throw new DomainError('NOT_FOUND', 'this organization has no QuickBooks connection');
+      return { data: await present(connection) };
+    },
+  );
+
+  app.get(
+    '/qbo/connections',
+    {
+      config: { scope: 'platforms:read', organization: 'firm' },
+      schema: {
+        tags,
+        summary: "The firm's QuickBooks Online connections",
+        description: 'Every organization of the firm connected to QuickBooks (or once connected), with its status.',
+        response: { 200: Type.Object({ data: Type.Array(Connection) }) },
+      },
+    },
+    async (request) => {
+      const visible = request.credential.organizationIds;
+      const all = await listConnections(db(), request.credential.firmId);
+      const mine = visible === null ? all : all.filter((c) => visible.includes(c.organizationId));
+      return { data: await Promise.all(mine.map(present)) };
+    },
+  );
+
+  app.delete(
+    '/qbo/connection',
+    {
+      config: { scope: 'platforms:write', organization: 'header' },
+      schema: {
+        tags,
+        summary: 'Disconnect the organization from QuickBooks Online',
+        description:
+          'Revokes the authorization at Intuit (revoked says whether Intuit confirmed it) and leaves the client ' +
+          'disconnected: agent calls to it are refused until it is connected again. Owners and admins only.',
+        response: {
+          200: Type.Object({ data: Type.Object({ revoked: Type.Boolean(), connection: Connection }) }),
+          ...errorResponses(503),
+        },
+      },
+    },
+    async (request) => {
+      await refuseMembers(request);
+      const { config } = qbo();
+      const { revoked } = await disconnect(db(), config, request.organization.id);
+      const connection = (await getConnection(db(), request.organization.id)) as QboConnection;
+      return { data: { revoked, connection: await present(connection) } };
+    },
+  );
+};
+
+/** Intuit's redirect after consent (QBO_REDIRECT_URI's path): a page for the person, not JSON. */
+export const qboCallbackRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const db = () => app.database.db;
+  await app.register(async (instance) => {
+    const pages = instance.withTypeProvider<TypeBoxTypeProvider>();
+    pages.setErrorHandler(pageErrorHandler);
+    pages.get(
+      '/api/qbo/callback',
+      {
+        schema: {
+          tags,
+          summary: "Intuit's redirect after consent (QBO_REDIRECT_URI)",
+          description:
+            "Finishes a connection: checks the one-time state (unknown, expired, replayed or another user's: 400, " +
+            "nothing written), trades Intuit's code for tokens, stores them encrypted, and shows the result.",
+          querystring: CallbackQuery,
+          response: {
+            200: HtmlPage('Connected.'),
+            400: HtmlPage('Not connected: a bad or replayed state, a refused code, or the user declined.'),
+            409: HtmlPage('Not connected: the company is connected to another organization.'),
+            503: HtmlPage('QuickBooks is not configured, or Intuit did not answer.'),
+          },
+        },
+      },
+      async (request, reply) => {
+        if (!app.qbo) throw notConfigured();
+        const { config } = app.qbo;
+        const q = request.query;
+        if (q.error) {
+          return sendErrorPage(
+            reply,
+            400,
+            'Not connected',
+            `QuickBooks did not authorize the connection (${q.error}).`,
+          );
+        }
+        const session = await getSession(request);
+        const connection = await completeAuthorization(db(), config, {
+          state: q.state ?? '',
+          code: q.code ?? '',
+          realmId: q.realmId ?? '',
+          userId: session?.user.id ?? null,
+        });
+        return sendPage(
+          reply,
+          'QuickBooks connected',
+          html`<h1>QuickBooks connected</h1>
+            <p>
+              Company ${connection.realmId} is now this client's books. Agents reach it through the gateway once a firm
+              owner or admin opens the client to them.
+            </p>`,
+        );
+      },
+    );
+  });
+};
