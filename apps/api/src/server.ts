@@ -44,7 +44,7 @@ async function main() {
   if (owner) {
     // `npm run cli` against this data directory runs its commands here, on this process's database.
     const banking = app.bankTokenKeys ? { aggregator: app.aggregator, tokenKeys: app.bankTokenKeys } : undefined;
-    owner.serve((argv, io) => runCli(argv, database, io, banking));
+    owner.serve((argv, io) => runCli(argv, database, io, banking, app.qbo?.config ?? null));
     app.addHook('preClose', async () => owner.stopServing());
   }
 

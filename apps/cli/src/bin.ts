@@ -1,6 +1,7 @@
 import { text } from 'node:stream/consumers';
 import { type Database, DataDirInUseError, claimDataDir, openDatabase, runInOwner } from '@firm/db';
 import { DEVELOPMENT_TOKEN_KEYS, PlaidAggregator, parseTokenKeys } from '@firm/banking';
+import { qboConfigFrom } from '@firm/qbo';
 import { type BankingDeps, type Io, describeFailure, parseCommand, readsStdin, runCli } from './main';
 
 const argv = process.argv.slice(2);
@@ -18,6 +19,9 @@ function bankingFromEnv(env = process.env): BankingDeps | undefined {
     tokenKeys: parseTokenKeys(tokenKeys),
   };
 }
+/** QuickBooks Online from the environment, as the API reads it; null when QBO_CLIENT_ID is not set. */
+const qboFromEnv = (env = process.env) => qboConfigFrom(env, { production: env.NODE_ENV === 'production' });
+
 const io: Io = {
   out: (t) => process.stdout.write(`${t}\n`),
   err: (t) => process.stderr.write(`${t}\n`),
@@ -36,9 +40,9 @@ async function runEmbedded(dataDir: string, stdin: string | undefined): Promise<
       const owner = await claimDataDir(dataDir);
       const database = openDatabase({ dataDir });
       const banking = bankingFromEnv();
-      owner.serve((forwardedArgv, forwardedIo) => runCli(forwardedArgv, database, forwardedIo, banking));
+      owner.serve((forwardedArgv, forwardedIo) => runCli(forwardedArgv, database, forwardedIo, banking, qboFromEnv()));
       try {
-        return await runCli(argv, database, io, banking);
+        return await runCli(argv, database, io, banking, qboFromEnv());
       } finally {
         await owner.stopServing();
         await database.close();
@@ -54,7 +58,7 @@ async function runEmbedded(dataDir: string, stdin: string | undefined): Promise<
 async function runOnPostgres(url: string): Promise<number> {
   let database: Database | null = null;
   try {
-    return await runCli(argv, () => (database = openDatabase({ url, poolMax: 2 })), io, bankingFromEnv());
+    return await runCli(argv, () => (database = openDatabase({ url, poolMax: 2 })), io, bankingFromEnv(), qboFromEnv());
   } finally {
     await (database as Database | null)?.close();
   }

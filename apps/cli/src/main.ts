@@ -24,6 +24,7 @@ import {
   revokeApiKey,
   revokeOAuthClient,
 } from '@firm/identity';
+import { disconnect, listConnections, type QboConfig, type QboConnection, startAuthorization } from '@firm/qbo';
 import { asc, eq, sql } from 'drizzle-orm';
 
 export interface Io {
@@ -49,6 +50,8 @@ interface Run {
   io: Io;
   print: (value: unknown, human: string) => void;
   banking: BankingDeps | undefined;
+  /** QuickBooks Online, when QBO_CLIENT_ID is set. */
+  qbo: QboConfig | null;
 }
 
 interface Command {
@@ -102,12 +105,80 @@ async function syncAndPrint(run: Run, organizationId: string, firmId: string, fe
   return 0;
 }
 
+function requireQbo(run: Run): QboConfig {
+  if (!run.qbo)
+    throw new CliError('QuickBooks Online is not configured (set QBO_CLIENT_ID, QBO_CLIENT_SECRET, QBO_REDIRECT_URI)');
+  return run.qbo;
+}
+
+const connectionLine = (c: QboConnection) =>
+  `${c.organizationId}  realm ${c.realmId}  ${c.status}${c.lastError ? `  (${c.lastError})` : ''}`;
+
 function requireBanking(run: Run): BankingDeps {
   if (!run.banking) throw new CliError('bank feeds need BANK_TOKEN_KEYS (NODE_ENV=production)');
   return run.banking;
 }
 
 const COMMANDS: Command[] = [
+  {
+    name: ['qbo', 'connect'],
+    options: { ...json, organization: { type: 'string' } },
+    synopsis: '--organization ID [--json]',
+    summary: 'start connecting an organization to a QuickBooks Online company',
+    help:
+      "Prints Intuit's authorization URL as the last line: open it, sign in to Intuit and pick the company. Intuit\n" +
+      "then sends the browser to QBO_REDIRECT_URI (the API's /api/qbo/callback), which finishes the connection.\n" +
+      'The URL is valid for 15 minutes, once.',
+    async run(run) {
+      const config = requireQbo(run);
+      const organizationId = uuid(run.values.organization, '--organization');
+      const firmId = await firmOfOrganization(run.database, organizationId);
+      const started = await startAuthorization(run.database.db, config, { firmId, organizationId, userId: null });
+      run.print(
+        { authorizationUrl: started.url, expiresAt: started.expiresAt.toISOString() },
+        [
+          `open this URL to connect ${organizationId} (valid until ${started.expiresAt.toISOString()}):`,
+          started.url,
+        ].join('\n'),
+      );
+      return 0;
+    },
+  },
+  {
+    name: ['qbo', 'status'],
+    options: { ...json, firm: { type: 'string' } },
+    synopsis: '[--firm ID] [--json]',
+    summary: 'list QuickBooks Online connections and their status',
+    async run({ values, database, print }) {
+      const firmId = values.firm === undefined ? null : uuid(values.firm, '--firm');
+      const list = await listConnections(database.db, firmId);
+      print(
+        list.map((c) => ({
+          ...c,
+          accessExpiresAt: c.accessExpiresAt.toISOString(),
+          updatedAt: c.updatedAt.toISOString(),
+        })),
+        list.length ? list.map(connectionLine).join('\n') : 'no QuickBooks connections',
+      );
+      return 0;
+    },
+  },
+  {
+    name: ['qbo', 'disconnect'],
+    options: { ...json, organization: { type: 'string' } },
+    synopsis: '--organization ID [--json]',
+    summary: "revoke an organization's QuickBooks authorization and disconnect it",
+    async run(run) {
+      const config = requireQbo(run);
+      const organizationId = uuid(run.values.organization, '--organization');
+      const { revoked } = await disconnect(run.database.db, config, organizationId);
+      run.print(
+        { organizationId, revoked },
+        `disconnected ${organizationId}${revoked ? '' : ' (Intuit did not confirm the revocation)'}`,
+      );
+      return 0;
+    },
+  },
   {
     name: ['migrate'],
     summary: 'apply pending migrations',
@@ -513,6 +584,7 @@ export async function runCli(
   database: Database | (() => Database),
   io: Io,
   banking?: BankingDeps,
+  qbo: QboConfig | null = null,
 ): Promise<number> {
   const parsed = parseCommand(argv);
   if (parsed.kind === 'help') {
@@ -527,7 +599,7 @@ export async function runCli(
   try {
     const db = typeof database === 'function' ? database() : database;
     const print = (value: unknown, human: string) => io.out(values.json ? JSON.stringify(value) : human);
-    return await command.run({ values, args, database: db, io, print, banking });
+    return await command.run({ values, args, database: db, io, print, banking, qbo });
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`${err.message}\n\n${helpOf(command)}`);

@@ -1,0 +1,156 @@
+import { type DomainError, isDomainError } from '@firm/core';
+import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
+import { createLedgerFixture } from '@firm/ledger/testing';
+import { createEmbeddedPlatform, type PlatformAdapter } from '@firm/platform';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createQboPlatform } from './adapter';
+import { type QboConfig, qboConfigFrom } from './config';
+import { QboHttp } from './http';
+import { inProcessLimiter } from './limiter';
+import { completeAuthorization, startAuthorization } from './oauth';
+import { FakeQbo } from './testing/fake-qbo';
+
+/**
+ * One contract, both adapters: the gateway's routes do not know which platform they reach, so the embedded books and
+ * a QuickBooks Online company (here the local QBO-compatible server) must answer the same calls the same way.
+ */
+
+let database: TestDatabase;
+let fake: FakeQbo;
+const adapters = new Map<string, { platform: PlatformAdapter; companyId: string }>();
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const embedded = await createLedgerFixture(database.db);
+  adapters.set('embedded', {
+    companyId: embedded.orgId,
+    platform: createEmbeddedPlatform(database.db, {
+      firmId: embedded.firmId,
+      organizationId: embedded.orgId,
+      acctCompanyId: embedded.orgId,
+      actor: { kind: 'test', id: 'contract' },
+    }),
+  });
+
+  fake = new FakeQbo();
+  await fake.start();
+  const config = qboConfigFrom(fake.env()) as QboConfig;
+  const f = await createLedgerFixture(database.db);
+  const { url } = await startAuthorization(database.db, config, {
+    firmId: f.firmId,
+    organizationId: f.orgId,
+    userId: null,
+  });
+  await completeAuthorization(database.db, config, {
+    state: new URL(url).searchParams.get('state') as string,
+    code: fake.issueCode(),
+    realmId: fake.realmId,
+    userId: null,
+  });
+  const http = new QboHttp({
+    config,
+    db: database.db,
+    limiter: inProcessLimiter(),
+    organizationId: f.orgId,
+    baseDelayMs: 5,
+  });
+  adapters.set('qbo', { companyId: fake.realmId, platform: createQboPlatform(http, { realmId: fake.realmId }) });
+});
+afterAll(async () => {
+  await fake.stop();
+  await database.close();
+});
+
+const refusal = async (p: Promise<unknown>): Promise<DomainError> => {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!isDomainError(err)) throw new Error(`expected a refusal, got ${String(err)}`);
+  return err;
+};
+
+describe.each(['embedded', 'qbo'])('the %s adapter', (name) => {
+  const use = () => adapters.get(name) as { platform: PlatformAdapter; companyId: string };
+
+  it('presents its company with the realm id, a SyncToken and MetaData', async () => {
+    const { platform, companyId } = use();
+    const info = await platform.companyInfo();
+    expect(info).toMatchObject({ Id: companyId, SyncToken: expect.any(String), MetaData: expect.any(Object) });
+    await expect(platform.get('CompanyInfo', companyId)).resolves.toMatchObject({ Id: companyId });
+  });
+
+  it('creates with SyncToken 0, updates sparsely with the current token, and refuses a stale one with the record', async () => {
+    const { platform } = use();
+    const { record } = await platform.create('Customer', { DisplayName: `Contract ${name} Co` });
+    expect(record).toMatchObject({ Id: expect.any(String), SyncToken: '0', DisplayName: `Contract ${name} Co` });
+    expect(record.MetaData.CreateTime).toEqual(expect.any(String));
+    const updated = await platform.update('Customer', record.Id, {
+      SyncToken: '0',
+      PrimaryPhone: { FreeFormNumber: '555-0100' },
+    });
+    expect(updated.record).toMatchObject({
+      SyncToken: '1',
+      PrimaryPhone: { FreeFormNumber: '555-0100' },
+      DisplayName: `Contract ${name} Co`,
+    });
+    expect(updated.syncTokenBefore).toBe('0');
+    const stale = await refusal(
+      platform.update('Customer', record.Id, { SyncToken: '0', PrimaryPhone: { FreeFormNumber: '555-0199' } }),
+    );
+    expect(stale.code).toBe('STALE_SYNC_TOKEN');
+    expect(stale.details?.[0]).toMatchObject({ current: { Id: record.Id, SyncToken: '1' } });
+    await expect(platform.get('Customer', record.Id)).resolves.toMatchObject({ SyncToken: '1' });
+  });
+
+  it('pages from a 1-based start with a total, the same records on every page size', async () => {
+    const { platform } = use();
+    for (const n of [1, 2, 3]) await platform.create('Customer', { DisplayName: `Pager ${name} ${n}` });
+    const three = await platform.list('Customer', { startPosition: 1, maxResults: 3 });
+    expect(three.records).toHaveLength(3);
+    expect(three.totalCount).toBeGreaterThanOrEqual(3);
+    const second = await platform.list('Customer', { startPosition: 2, maxResults: 1 });
+    expect(second.records[0]?.Id).toBe(three.records[1]?.Id);
+  });
+
+  it('queries with filters, paging and counts', async () => {
+    const { platform } = use();
+    for (const n of [1, 2, 3]) await platform.create('Customer', { DisplayName: `Query ${name} ${n}` });
+    const where = [{ field: 'DisplayName', op: 'LIKE' as const, value: `Query ${name}%` }];
+    const page = await platform.query({
+      entity: 'Customer',
+      select: '*',
+      where,
+      orderBy: [],
+      startPosition: 2,
+      maxResults: 1,
+    });
+    expect(page.QueryResponse).toMatchObject({ startPosition: 2, totalCount: 3 });
+    expect((page.QueryResponse.Customer as { DisplayName: string }[]).map((c) => c.DisplayName)).toHaveLength(1);
+    const count = await platform.query({
+      entity: 'Customer',
+      select: 'count',
+      where,
+      orderBy: [],
+      startPosition: 1,
+      maxResults: 1,
+    });
+    expect(count.QueryResponse).toEqual({ totalCount: 3 });
+  });
+
+  it('refuses an unknown record and an entity it does not cover', async () => {
+    const { platform } = use();
+    expect((await refusal(platform.get('Customer', '987654321'))).code).toBe('RECORD_NOT_FOUND');
+    expect((await refusal(platform.get('Spaceship', '1'))).code).toBe('ENTITY_NOT_COVERED');
+    expect((await refusal(platform.delete('Customer', '1', '0'))).code).toBe('OPERATION_NOT_SUPPORTED');
+  });
+
+  it('answers reports in the platform report shape', async () => {
+    const { platform } = use();
+    const report = await platform.report('profit-loss', { startDate: '2023-01-01', endDate: '2023-12-31' });
+    expect(report).toMatchObject({
+      Header: expect.objectContaining({ ReportName: 'ProfitAndLoss' }),
+      Rows: expect.any(Object),
+    });
+  });
+});
