@@ -1,4 +1,6 @@
+import { isDomainError } from '@firm/core';
 import { type Executor, rowsOf } from '@firm/db';
+import type { PlatformAdapter, PlatformRecord } from '@firm/platform';
 import { agingReport } from '@firm/documents';
 import { sql } from 'drizzle-orm';
 import type { Client } from './clients';
@@ -14,7 +16,8 @@ export interface Finding {
     | 'NEGATIVE_BALANCE'
     | 'AR_OVER_90_DAYS'
     | 'DRAFT_ENTRIES_OPEN'
-    | 'BOOKS_NOT_CLOSED';
+    | 'BOOKS_NOT_CLOSED'
+    | 'CLIENT_UNREACHABLE';
   severity: Severity;
   title: string;
   evidence: Record<string, unknown>;
@@ -34,17 +37,121 @@ const SUSPENSE = ['%suspense%', '%uncategori%', '%ask my accountant%'];
 const addDays = (date: string, days: number) =>
   new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
+const isSuspense = (accountName: string) =>
+  SUSPENSE.some((p) => new RegExp(p.replaceAll('%', '.*'), 'i').test(accountName));
+const base = (id: string) => `/acct/clients/${id}`;
+
 /**
- * Reads every client's books for what needs a person's (or an agent's) attention. Read-only: it runs the same
- * reads the reports do, a handful of statements for all clients together plus one aging report per client.
+ * The findings the platform's own API can show for a client on another platform (QuickBooks Online): suspense and
+ * negative balances from its accounts, receivables over 90 days from its open invoices.
  */
-export async function healthScan(db: Executor, clients: readonly Client[], asOf: string): Promise<HealthScan> {
+async function platformFindings(client: Client, platform: PlatformAdapter, asOf: string): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  const page = (entity: string, where: Parameters<PlatformAdapter['query']>[0]['where']) =>
+    platform
+      .query({ entity, select: '*', where, orderBy: [], startPosition: 1, maxResults: 1000 })
+      .then((r) => (r.QueryResponse[entity] as PlatformRecord[] | undefined) ?? []);
+  const of = { clientId: client.id, clientName: client.name };
+  for (const a of await page('Account', [{ field: 'Active', op: '=', value: true }])) {
+    const balance = Number(a.CurrentBalance ?? 0);
+    const accountName = String(a.Name ?? '');
+    const evidence = { accountId: a.Id, code: String(a.AcctNum ?? ''), name: accountName, balance };
+    const ledger = { method: 'GET' as const, path: `${base(client.id)}/reports/general-ledger?accountId=${a.Id}` };
+    if (isSuspense(accountName) && balance !== 0) {
+      findings.push({
+        ...of,
+        code: 'SUSPENSE_BALANCE',
+        severity: 'medium',
+        title: `${accountName} holds ${balance}: uncategorized activity to reclassify`,
+        evidence,
+        fix: { ...ledger, description: 'Read the lines, then post reclassifying journal entries.' },
+      });
+    }
+    if (balance < 0 && (a.Classification === 'Asset' || a.Classification === 'Liability')) {
+      findings.push({
+        ...of,
+        code: 'NEGATIVE_BALANCE',
+        severity: a.AccountType === 'Bank' ? 'high' : 'medium',
+        title: `${accountName} has a negative balance of ${balance}`,
+        evidence,
+        fix: { ...ledger, description: 'Find the misposted lines in the general ledger of the account.' },
+      });
+    }
+  }
+  const overdue = await page('Invoice', [
+    { field: 'Balance', op: '>', value: '0' },
+    { field: 'DueDate', op: '<', value: addDays(asOf, -90) },
+  ]);
+  if (overdue.length > 0) {
+    const customers = new Map<string, { customerId: string; name: string; over90: number }>();
+    for (const invoice of overdue) {
+      const ref = (invoice.CustomerRef ?? {}) as { value?: string; name?: string };
+      const c = customers.get(ref.value ?? '') ?? { customerId: ref.value ?? '', name: ref.name ?? '', over90: 0 };
+      c.over90 = Math.round((c.over90 + Number(invoice.Balance ?? 0)) * 100) / 100;
+      customers.set(c.customerId, c);
+    }
+    const over90 = Math.round(overdue.reduce((sum, i) => sum + Number(i.Balance ?? 0), 0) * 100) / 100;
+    findings.push({
+      ...of,
+      code: 'AR_OVER_90_DAYS',
+      severity: 'high',
+      title: `${over90} of receivables are over 90 days past due`,
+      evidence: { over90, customers: [...customers.values()] },
+      fix: {
+        method: 'POST',
+        path: `${base(client.id)}/query`,
+        body: { query: `SELECT * FROM Invoice WHERE Balance > '0' AND DueDate < '${addDays(asOf, -90)}'` },
+        description: 'List the invoices and follow the collect-overdue-invoices recipe.',
+      },
+    });
+  }
+  return findings;
+}
+
+/**
+ * Reads every client's books for what needs a person's (or an agent's) attention. Read-only: on the embedded
+ * platform it runs the same reads the reports do, a handful of statements for all clients together plus one aging
+ * report per client; a client on another platform is read through `platformOf` (its accounts and open invoices),
+ * and one that cannot be read (its authorization refused, the platform down) is itself a finding.
+ */
+export async function healthScan(
+  db: Executor,
+  clients: readonly Client[],
+  asOf: string,
+  platformOf?: (client: Client) => PlatformAdapter,
+): Promise<HealthScan> {
   const findings: Finding[] = [];
   const ids = clients.filter((c) => c.platform === 'embedded').map((c) => c.id);
   const byId = new Map(clients.map((c) => [c.id, c]));
   const name = (id: string) => byId.get(id)?.name ?? '';
-  const base = (id: string) => `/acct/clients/${id}`;
-  if (ids.length === 0) return { scannedAt: new Date().toISOString(), asOf, clients: 0, findings };
+  const elsewhere = platformOf ? clients.filter((c) => c.platform !== 'embedded') : [];
+  for (const client of elsewhere) {
+    try {
+      findings.push(...(await platformFindings(client, (platformOf as (c: Client) => PlatformAdapter)(client), asOf)));
+    } catch (err) {
+      const code = isDomainError(err) ? err.code : 'INTERNAL_ERROR';
+      findings.push({
+        clientId: client.id,
+        clientName: client.name,
+        code: 'CLIENT_UNREACHABLE',
+        severity: 'high',
+        title: `The books on ${client.platform} could not be read (${code})`,
+        evidence: { platform: client.platform, status: client.status, error: code },
+        fix: {
+          method: 'GET',
+          path: base(client.id),
+          description:
+            code === 'CLIENT_NEEDS_REAUTH'
+              ? 'A firm owner or admin connects the client again (POST /api/v1/qbo/connection).'
+              : 'Retry later; the client shows its status and last successful sync.',
+        },
+      });
+    }
+  }
+  const scanned = ids.length + elsewhere.length;
+  if (ids.length === 0) {
+    return { scannedAt: new Date().toISOString(), asOf, clients: scanned, findings: sortFindings(findings) };
+  }
   const orgs = sql`(${sql.join(
     ids.map((id) => sql`${id}::uuid`),
     sql`, `,
@@ -77,7 +184,7 @@ export async function healthScan(db: Executor, clients: readonly Client[], asOf:
       method: 'GET' as const,
       path: `${base(a.organization_id)}/reports/general-ledger?accountId=${a.id}`,
     };
-    if (SUSPENSE.some((p) => new RegExp(p.replaceAll('%', '.*'), 'i').test(a.name)) && net !== 0) {
+    if (isSuspense(a.name) && net !== 0) {
       findings.push({
         clientId: a.organization_id,
         clientName: name(a.organization_id),
@@ -182,7 +289,9 @@ export async function healthScan(db: Executor, clients: readonly Client[], asOf:
     });
   }
 
-  const rank: Record<Severity, number> = { high: 0, medium: 1, low: 2, info: 3 };
-  findings.sort((a, b) => rank[a.severity] - rank[b.severity] || a.clientName.localeCompare(b.clientName));
-  return { scannedAt: new Date().toISOString(), asOf, clients: ids.length, findings };
+  return { scannedAt: new Date().toISOString(), asOf, clients: scanned, findings: sortFindings(findings) };
 }
+
+const RANK: Record<Severity, number> = { high: 0, medium: 1, low: 2, info: 3 };
+const sortFindings = (findings: Finding[]) =>
+  findings.sort((a, b) => RANK[a.severity] - RANK[b.severity] || a.clientName.localeCompare(b.clientName));

@@ -394,6 +394,15 @@ describe('the adapter', () => {
     expect(sent?.query).toMatchObject({ start_date: '2023-01-01', end_date: '2023-12-31', minorversion: '75' });
   });
 
+  it('returns every row of a long report, none cut off', async () => {
+    fake.generalLedgerRows = 1500;
+    const report = (await platform().report('general-ledger', { startDate: '2023-01-01', endDate: '2023-12-31' })) as {
+      Rows: { Row: unknown[] };
+    };
+    expect(report.Rows.Row).toHaveLength(1500);
+    fake.generalLedgerRows = 0;
+  });
+
   it('records lastSyncAt on the client after a successful call', async () => {
     await database.db.execute(sql`update acct_clients set last_sync_at = null where organization_id = ${f.orgId}`);
     await platform().get('Customer', '8');

@@ -43,6 +43,8 @@ export class FakeQbo {
   readonly requests: RecordedRequest[] = [];
   /** Refresh tokens spent (each may be used once), and how many refreshes happened. */
   refreshCount = 0;
+  /** How many rows the GeneralLedger report has. */
+  generalLedgerRows = 0;
   readonly clientId = 'fake-client-id';
   readonly clientSecret = 'fake-client-secret';
   readonly realmId = '9130355377388886';
@@ -280,7 +282,11 @@ export class FakeQbo {
       const name = rest.slice('reports/'.length);
       if (name === 'ProfitAndLoss') return [200, readJson('reports/quickbooks-types.profit_and_loss.body.json')];
       if (name === 'BalanceSheet') return [200, readJson('reports/php_sdk.balance_sheet_no_data.body.json')];
-      return [200, { Header: { ReportName: name }, Columns: { Column: [] }, Rows: { Row: [] } }];
+      // A report as long as the test asks (`generalLedgerRows`), every row kept.
+      const rows = Array.from({ length: name === 'GeneralLedger' ? this.generalLedgerRows : 0 }, (_, i) => ({
+        ColData: [{ value: `2023-01-${String((i % 28) + 1).padStart(2, '0')}` }, { value: `Line ${i + 1}` }],
+      }));
+      return [200, { Header: { ReportName: name }, Columns: { Column: [] }, Rows: { Row: rows } }];
     }
     const [segment, id] = rest.split('/');
     const entity = this.entityName(segment ?? '');

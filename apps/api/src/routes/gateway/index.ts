@@ -132,7 +132,16 @@ const entityScope =
  * and its dry runs read but send no write.
  */
 function platformOf(request: FastifyRequest, db: Executor, options: { dryRun?: boolean } = {}): PlatformAdapter {
-  const client = request.client;
+  return platformFor(request, request.client, db, options);
+}
+
+/** A client's platform for a request that may reach several clients (the health scan). */
+function platformFor(
+  request: FastifyRequest,
+  client: Client,
+  db: Executor,
+  options: { dryRun?: boolean } = {},
+): PlatformAdapter {
   if (client.platform === 'qbo') {
     const qbo = request.server.qbo;
     if (!qbo) {
@@ -969,13 +978,20 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Read-only. For every client open to the caller: stale bank accounts, suspense or uncategorized balances, ' +
           'negative balances, receivables over 90 days, draft entries left open, and books not closed; each finding ' +
-          'with its severity, client, evidence and the call that starts the fix.',
+          'with its severity, client, evidence and the call that starts the fix. A client on QuickBooks Online is ' +
+          "read through QBO's API (suspense and negative balances, receivables over 90 days); one that cannot be " +
+          'read (its authorization refused, QBO down) is a CLIENT_UNREACHABLE finding, not an error of the scan.',
         querystring: HealthScanQuery,
         response: { 200: HealthScanResponse },
       },
     },
     async (request) => ({
-      data: await healthScan(db(), await listClients(db(), request.credential), request.query.asOf ?? todayUtc()),
+      data: await healthScan(
+        db(),
+        await listClients(db(), request.credential),
+        request.query.asOf ?? todayUtc(),
+        (client) => platformFor(request, client, db()),
+      ),
     }),
   );
 

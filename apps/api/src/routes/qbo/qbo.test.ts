@@ -86,6 +86,19 @@ describe('connecting a client to QuickBooks Online', () => {
     const customer = await t.app.inject({ method: 'GET', url: `${client()}/entities/Customer/8`, headers: t.auth });
     expect(customer.statusCode).toBe(200);
     expect(customer.json().data).toMatchObject({ Id: '8', SyncToken: expect.any(String) });
+
+    // The health scan reads the QBO client through QBO's API: the recorded company's invoice 130 is long overdue.
+    const scan = await t.app.inject({ method: 'GET', url: '/agent/v1/skills/client-health-scan', headers: t.auth });
+    const ours = scan.json().data.findings.filter((f: { clientId: string }) => f.clientId === t.orgId);
+    expect(ours).toContainEqual(
+      expect.objectContaining({
+        code: 'AR_OVER_90_DAYS',
+        evidence: {
+          over90: 362.07,
+          customers: [{ customerId: '24', name: 'Sonnenschein Family Store', over90: 362.07 }],
+        },
+      }),
+    );
   });
 
   it("writes once per Idempotency-Key even when QBO's answer is lost, and a dry run sends nothing", async () => {
@@ -147,6 +160,14 @@ describe('connecting a client to QuickBooks Online', () => {
     expect([res.statusCode, res.json().error.code]).toEqual([409, 'CLIENT_NEEDS_REAUTH']);
     const listed = await t.app.inject({ method: 'GET', url: `${client()}`, headers: t.auth });
     expect(listed.json().data.status).toBe('needs_reauth');
+    const scan = await t.app.inject({ method: 'GET', url: '/agent/v1/skills/client-health-scan', headers: t.auth });
+    expect(scan.json().data.findings).toContainEqual(
+      expect.objectContaining({
+        clientId: t.orgId,
+        code: 'CLIENT_UNREACHABLE',
+        evidence: expect.objectContaining({ error: 'CLIENT_NEEDS_REAUTH' }),
+      }),
+    );
 
     const refused = await t.app.inject({
       method: 'DELETE',
