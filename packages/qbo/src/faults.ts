@@ -36,9 +36,9 @@ export function faultOf(body: unknown): QboFault | null {
 export const isThrottleFault = (fault: QboFault | null) =>
   fault !== null && (/throttl/i.test(fault.type) || fault.errors.some((e) => e.code === '003001' || e.code === '3001'));
 
-/** Authentication, in the codes and types QBO uses for it (a 401's fault says AUTHENTICATION). */
+/** Authentication (an expired or revoked token), in the codes and types QBO uses for it (a 401 says AUTHENTICATION). */
 export const isAuthenticationFault = (fault: QboFault | null) =>
-  fault !== null && (/auth/i.test(fault.type) || fault.errors.some((e) => /^0*32\d\d$/.test(e.code)));
+  fault !== null && (/authentication/i.test(fault.type) || fault.errors.some((e) => /^0*320\d$/.test(e.code)));
 
 const detailsOf = (fault: QboFault): ErrorDetail[] =>
   fault.errors.map((e) => ({
@@ -53,7 +53,7 @@ const detailsOf = (fault: QboFault): ErrorDetail[] =>
  * The gateway's error for a QBO Fault: a stale SyncToken (5010) is STALE_SYNC_TOKEN (the adapter adds the current
  * record), an object not found (610) RECORD_NOT_FOUND, a duplicate name (6240) CONFLICT, an unsupported operation
  * (500) OPERATION_NOT_SUPPORTED, a query parser error (4000, 4001) QUERY_INVALID, any other ValidationFault
- * VALIDATION_ERROR, throttling RATE_LIMITED; anything else PLATFORM_ERROR. Each carries QBO's code and detail.
+ * VALIDATION_ERROR, throttling RATE_LIMITED, an AuthorizationFault FORBIDDEN; anything else PLATFORM_ERROR. Each carries QBO's code and detail.
  */
 export function faultError(fault: QboFault, status: number): DomainError {
   const codes = new Set(fault.errors.map((e) => e.code));
@@ -69,6 +69,8 @@ export function faultError(fault: QboFault, status: number): DomainError {
     return new DomainError('OPERATION_NOT_SUPPORTED', message, details);
   if (codes.has('4000') || codes.has('4001')) return new DomainError('QUERY_INVALID', message, details);
   if (isThrottleFault(fault) || status === 429) return new DomainError('RATE_LIMITED', message, details);
+  // Authorization (not authentication): the company does not let this app do it (a lapsed subscription, a role).
+  if (/authorization/i.test(fault.type) || status === 403) return new DomainError('FORBIDDEN', message, details);
   if (/validation/i.test(fault.type)) return new DomainError('VALIDATION_ERROR', message, details);
   return new DomainError('PLATFORM_ERROR', message, details);
 }

@@ -1,4 +1,4 @@
-import { DomainError, isDomainError } from '@firm/core';
+import { DomainError, isDomainError, parseSealingKeys } from '@firm/core';
 import { redisReachable } from '@firm/core/redis-probe';
 import { openDatabase, rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
@@ -7,12 +7,12 @@ import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createQboPlatform, queryText } from './adapter';
-import { type QboConfig, qboConfigFrom } from './config';
+import { DEVELOPMENT_QBO_KEYS, type QboConfig, qboConfigFrom } from './config';
 import { QboHttp } from './http';
 import { inProcessLimiter, redisLimiter } from './limiter';
 import { completeAuthorization, startAuthorization } from './oauth';
 import { FakeQbo } from './testing/fake-qbo';
-import { accessToken, disconnect, getConnection } from './tokens';
+import { accessToken, disconnect, getConnection, resealTokens } from './tokens';
 
 const hasRedis = await redisReachable();
 
@@ -195,6 +195,31 @@ describe('connecting a company', () => {
   });
 });
 
+describe('rotating the encryption key', () => {
+  it('reseals every token under the new key; the old key can then be dropped', async () => {
+    const other = await another();
+    const fresh = `k2:${Buffer.alloc(32, 3).toString('base64')}`;
+    const rotated = {
+      ...config,
+      keys: parseSealingKeys(`${fresh},${DEVELOPMENT_QBO_KEYS}`, 'QBO_TOKEN_ENCRYPTION_KEY'),
+    };
+    try {
+      const { resealed, unreadable } = await resealTokens(database.db, rotated);
+      expect(resealed).toBeGreaterThanOrEqual(2);
+      // The row tampered with above stays as it is, counted.
+      expect(unreadable).toBe(1);
+      expect((await stored(other.orgId))?.access_token).toMatch(/^sealed:v1:k2:/);
+      expect((await stored(other.orgId))?.refresh_token).toMatch(/^sealed:v1:k2:/);
+      const newOnly = { ...config, keys: parseSealingKeys(fresh, 'QBO_TOKEN_ENCRYPTION_KEY') };
+      await expect(accessToken(database.db, newOnly, other.orgId)).resolves.toMatchObject({ realmId: other.realmId });
+    } finally {
+      // The development key first again, for the tests that follow.
+      await resealTokens(database.db, { ...config, keys: parseSealingKeys(`${DEVELOPMENT_QBO_KEYS},${fresh}`, 'x') });
+    }
+    expect((await stored(other.orgId))?.access_token).toMatch(/^sealed:v1:dev:/);
+  });
+});
+
 describe('tokens', () => {
   it('refreshes once on a 401 and retries the call', async () => {
     fake.expireAccessTokens();
@@ -335,6 +360,16 @@ describe('the HTTP client', () => {
       (r) => r.method === 'POST',
     );
     expect((await refusal(platform().create('Customer', { DisplayName: 'Twice' }))).code).toBe('CONFLICT');
+    const inline = async (status: number, type: string, code: string) => {
+      const body = { Fault: { Error: [{ Message: `fault ${code}`, Detail: 'detail', code }], type } };
+      fake.inject({ kind: 'status', status, body }, (r) => r.path.endsWith('/customer/8'));
+      return refusal(http().request({ method: 'GET', path: 'customer/8' }));
+    };
+    expect((await inline(400, 'ValidationFault', '500')).code).toBe('OPERATION_NOT_SUPPORTED');
+    expect((await inline(400, 'ValidationFault', '2030')).code).toBe('VALIDATION_ERROR');
+    const forbidden = await inline(403, 'AuthorizationFault', '003100');
+    expect(forbidden.code).toBe('FORBIDDEN');
+    expect(forbidden.details?.[0]).toMatchObject({ platformCode: '003100', message: 'detail' });
     fake.inject(
       {
         kind: 'status',

@@ -1,4 +1,4 @@
-import { DomainError, openText, sealText } from '@firm/core';
+import { DomainError, openText, sealedKeyId, sealText } from '@firm/core';
 import { type Db, type Executor, rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import type { QboConfig } from './config';
@@ -301,4 +301,41 @@ export async function touchLastSync(db: Executor, organizationId: string): Promi
   await db.execute(sql`update acct_clients set last_sync_at = now()
     where organization_id = ${organizationId} and platform = 'qbo'
       and (last_sync_at is null or last_sync_at < now() - interval '1 minute')`);
+}
+
+/**
+ * Seals under the current key every stored token sealed under another one (after a new key is put first in
+ * QBO_TOKEN_ENCRYPTION_KEY), each row under its lock; then the old key can be dropped. A row that does not open
+ * (altered, or its key already dropped) is left as it is and counted: its client needs to be connected again.
+ */
+export async function resealTokens(db: Db, config: QboConfig): Promise<{ resealed: number; unreadable: number }> {
+  const current = `sealed:v1:${config.keys.current}:%`;
+  return db.transaction(async (tx) => {
+    const result = { resealed: 0, unreadable: 0 };
+    const rows = rowsOf<ConnectionRow>(
+      await tx.execute(sql`select * from qbo_connections
+        where access_token not like ${current} or refresh_token not like ${current} for update`),
+    );
+    for (const row of rows) {
+      const reseal = (column: 'access' | 'refresh') => {
+        const stored = column === 'access' ? row.access_token : row.refresh_token;
+        if (sealedKeyId(stored) === config.keys.current) return stored;
+        const plain = openText(config.keys, stored, context(row.organization_id, column));
+        return sealText(config.keys, plain, context(row.organization_id, column));
+      };
+      let access: string;
+      let refresh: string;
+      try {
+        access = reseal('access');
+        refresh = reseal('refresh');
+      } catch {
+        result.unreadable++;
+        continue;
+      }
+      await tx.execute(sql`update qbo_connections set access_token = ${access}, refresh_token = ${refresh}
+        where organization_id = ${row.organization_id}`);
+      result.resealed++;
+    }
+    return result;
+  });
 }

@@ -1,4 +1,4 @@
-import { inProcessLimiter, type QboConfig, type QboLimiter, redisLimiter } from '@firm/qbo';
+import { inProcessLimiter, type QboConfig, type QboLimiter, redisLimiter, resealTokens } from '@firm/qbo';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
@@ -36,4 +36,13 @@ export const qboPlugin: FastifyPluginAsync = fp(async (app) => {
     app.addHook('onClose', async () => void redis.disconnect());
   }
   app.decorate('qbo', { config, limiter });
+  // Tokens sealed under a key that is no longer first in QBO_TOKEN_ENCRYPTION_KEY are sealed anew, once per start.
+  app.addHook('onReady', async () => {
+    try {
+      const { resealed, unreadable } = await resealTokens(app.database.db, config);
+      if (resealed || unreadable) app.log.info({ resealed, unreadable }, 'QBO tokens sealed under the current key');
+    } catch (err) {
+      app.log.warn({ err: (err as Error).message }, 'QBO tokens could not be resealed');
+    }
+  });
 });
