@@ -1,4 +1,4 @@
-import { type DomainError, isDomainError } from '@firm/core';
+import { refusal } from '@firm/core/testing';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { createLedgerFixture } from '@firm/ledger/testing';
 import { createEmbeddedPlatform, type PlatformAdapter } from '@firm/platform';
@@ -60,15 +60,6 @@ afterAll(async () => {
   await fake.stop();
   await database.close();
 });
-
-const refusal = async (p: Promise<unknown>): Promise<DomainError> => {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  if (!isDomainError(err)) throw new Error(`expected a refusal, got ${String(err)}`);
-  return err;
-};
 
 describe.each(['embedded', 'qbo'])('the %s adapter', (name) => {
   const use = () => adapters.get(name) as { platform: PlatformAdapter; companyId: string };

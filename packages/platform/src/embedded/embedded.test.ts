@@ -1,4 +1,4 @@
-import { isDomainError } from '@firm/core';
+import { refusal } from '@firm/core/testing';
 import { contacts, type documents, journalEntries } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { createLedgerFixture, type LedgerFixture } from '@firm/ledger/testing';
@@ -23,14 +23,6 @@ beforeAll(async () => {
 });
 afterAll(() => database.close());
 
-const refusal = async (p: Promise<unknown>) => {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  if (!isDomainError(err)) throw new Error(`expected a refusal, got ${String(err)}`);
-  return err;
-};
 const rowCount = async (table: typeof contacts | typeof documents | typeof journalEntries) =>
   (await database.db.select({ n: count() }).from(table).where(eq(table.organizationId, f.orgId)))[0]?.n;
 
