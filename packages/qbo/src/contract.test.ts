@@ -94,6 +94,27 @@ describe.each(['embedded', 'qbo'])('the %s adapter', (name) => {
     await expect(platform.get('Customer', record.Id)).resolves.toMatchObject({ SyncToken: '1' });
   });
 
+  it('posts a balanced JournalEntry and reads it back with its lines', async () => {
+    const { platform } = use();
+    const [debit, credit] = (await platform.list('Account', { startPosition: 1, maxResults: 2 })).records;
+    const line = (account: typeof debit, postingType: 'Debit' | 'Credit') => ({
+      Amount: 125.5,
+      DetailType: 'JournalEntryLineDetail',
+      JournalEntryLineDetail: { PostingType: postingType, AccountRef: { value: account?.Id } },
+    });
+    const { record } = await platform.create('JournalEntry', {
+      TxnDate: '2023-03-15',
+      Line: [line(debit, 'Debit'), line(credit, 'Credit')],
+    });
+    expect(record).toMatchObject({ Id: expect.any(String), SyncToken: '0', TxnDate: '2023-03-15' });
+    const read = await platform.get('JournalEntry', record.Id);
+    const lines = read.Line as { Amount: number; JournalEntryLineDetail: { PostingType: string } }[];
+    expect(lines.map((l) => [l.Amount, l.JournalEntryLineDetail.PostingType])).toEqual([
+      [125.5, 'Debit'],
+      [125.5, 'Credit'],
+    ]);
+  });
+
   it('pages from a 1-based start with a total, the same records on every page size', async () => {
     const { platform } = use();
     for (const n of [1, 2, 3]) await platform.create('Customer', { DisplayName: `Pager ${name} ${n}` });

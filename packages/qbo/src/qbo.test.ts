@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseSealingKeys } from '@firm/core';
 import { refusal } from '@firm/core/testing';
 import { redisReachable } from '@firm/core/redis-probe';
@@ -490,6 +492,18 @@ describe('the per-company limits', () => {
 });
 
 describe('configuration', () => {
+  it("defaults to the endpoints of Intuit's discovery document", () => {
+    const discovery = JSON.parse(
+      readFileSync(join(import.meta.dirname, 'testdata/oauth/dotnet_sdk.discovery_document.json'), 'utf8'),
+    ) as Record<string, string>;
+    const c = qboConfigFrom({ QBO_CLIENT_ID: 'x', QBO_CLIENT_SECRET: 'y', QBO_REDIRECT_URI: 'https://a/cb' });
+    expect(c).toMatchObject({
+      authorizeUrl: discovery.authorization_endpoint,
+      tokenUrl: discovery.token_endpoint,
+      revokeUrl: discovery.revocation_endpoint,
+    });
+  });
+
   it("is off without QBO_CLIENT_ID, refuses half a configuration, and defaults to Intuit's sandbox", () => {
     expect(qboConfigFrom({})).toBeNull();
     expect(() => qboConfigFrom({ QBO_CLIENT_ID: 'x' })).toThrow(/QBO_CLIENT_SECRET, QBO_REDIRECT_URI/);
