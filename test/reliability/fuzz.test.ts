@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { PlaidAggregator } from '@firm/banking';
 import { type SandboxAggregatorServer, startSandboxAggregator } from '@firm/banking/sandbox/server';
+import { FakeQbo } from '@firm/qbo/testing/fake-qbo';
 import { rowsOf } from '@firm/db';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
@@ -29,6 +30,8 @@ const RECORDS_REFUSALS = ['agent_audit_events', 'audit_events', 'idempotency_key
 let t: TestApp;
 /** The bank-data aggregator, a local sandbox: the outside world answers, so a 5xx is the service's own. */
 let sandbox: SandboxAggregatorServer;
+/** QuickBooks Online, a local QBO-compatible server, for the same reason. */
+let qbo: FakeQbo;
 let ownIds: Map<string, string[]>;
 /** Ids the fuzz must not pass to a destructive route: the key it signs in with. */
 let protectedIds: Set<string>;
@@ -279,7 +282,12 @@ const checksum = () =>
 beforeAll(async () => {
   const client = { clientId: 'fuzz-client', secret: 'fuzz-secret' };
   sandbox = await startSandboxAggregator({ ...client, start: '2026-10-01' });
-  t = await createTestApp({ aggregator: new PlaidAggregator({ ...client, basePath: sandbox.url }) });
+  qbo = new FakeQbo();
+  await qbo.start();
+  t = await createTestApp({
+    aggregator: new PlaidAggregator({ ...client, basePath: sandbox.url }),
+    config: qbo.env(),
+  });
   ownIds = await collectOwnIds();
   const keys = rowsOf<{ id: string }>(await t.database.db.execute(sql`select id::text as id from api_keys`));
   protectedIds = new Set([...keys.map((k) => k.id), ...t.demo.organizations.map((o) => o.id)]);
@@ -288,6 +296,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await sandbox?.close();
+  await qbo?.stop();
 });
 
 describe('hostile input from the OpenAPI document', () => {
