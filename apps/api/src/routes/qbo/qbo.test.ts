@@ -87,6 +87,24 @@ describe('connecting a client to QuickBooks Online', () => {
     expect(customer.statusCode).toBe(200);
     expect(customer.json().data).toMatchObject({ Id: '8', SyncToken: expect.any(String) });
 
+    // The pass-through reads QBO's v3 paths the same way, confined to this company.
+    const relayed = await t.app.inject({
+      method: 'POST',
+      url: `${client()}/request`,
+      headers: t.auth,
+      payload: { method: 'GET', path: `/v3/company/${fake.realmId}/customer/8` },
+    });
+    expect(relayed.statusCode).toBe(200);
+    expect(JSON.stringify(relayed.json())).toContain('"Id":"8"');
+    const elsewhere = await t.app.inject({
+      method: 'POST',
+      url: `${client()}/request`,
+      headers: t.auth,
+      payload: { method: 'GET', path: '/v3/company/123/customer/8' },
+    });
+    expect(elsewhere.statusCode).toBe(404);
+    expect(fake.requests.some((r) => r.path.startsWith('/v3/company/123'))).toBe(false);
+
     // The health scan reads the QBO client through QBO's API: the recorded company's invoice 130 is long overdue.
     const scan = await t.app.inject({ method: 'GET', url: '/agent/v1/skills/client-health-scan', headers: t.auth });
     const ours = scan.json().data.findings.filter((f: { clientId: string }) => f.clientId === t.orgId);
