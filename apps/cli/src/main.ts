@@ -157,6 +157,7 @@ const COMMANDS: Command[] = [
           ...c,
           accessExpiresAt: c.accessExpiresAt.toISOString(),
           updatedAt: c.updatedAt.toISOString(),
+          lastSyncAt: c.lastSyncAt?.toISOString() ?? null,
         })),
         list.length ? list.map(connectionLine).join('\n') : 'no QuickBooks connections',
       );

@@ -50,6 +50,9 @@ function retryAfterMs(header: string | null): number | null {
  * gateway's errors (see faults.ts).
  */
 export class QboHttp {
+  /** The access token this client last used: read once, not again for each call an operation makes. */
+  private auth: { token: string; realmId: string } | null = null;
+
   constructor(private readonly options: QboHttpOptions) {}
 
   async request(req: QboRequest): Promise<unknown> {
@@ -57,7 +60,8 @@ export class QboHttp {
     const baseDelay = this.options.baseDelayMs ?? 250;
     const maxWait = this.options.maxWaitMs ?? 10_000;
     const requestId = req.method === 'POST' ? (req.requestId ?? randomUUID()) : null;
-    let auth = await accessToken(db, config, organizationId);
+    let auth = this.auth ?? (await accessToken(db, config, organizationId));
+    this.auth = auth;
     let refreshedOn401 = false;
     let last: Attempt | null = null;
     for (let attempt = 0; attempt <= config.retries; attempt++) {
@@ -71,11 +75,13 @@ export class QboHttp {
       const fault = faultOf(body);
       if (status === 401 || (status === 403 && isAuthenticationFault(fault))) {
         if (refreshedOn401) {
+          this.auth = null;
           await markNeedsReauth(db, organizationId, 'QuickBooks refused a freshly refreshed access token');
           throw needsReauth(auth.realmId);
         }
         refreshedOn401 = true;
         auth = await accessToken(db, config, organizationId, { rejected: auth.token });
+        this.auth = auth;
         attempt--; // the refresh is not a retry
         continue;
       }

@@ -1,6 +1,6 @@
 import { DomainError, openText, sealedKeyId, sealText } from '@firm/core';
 import { type Db, type Executor, rowsOf } from '@firm/db';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { QboConfig } from './config';
 
 /** What Intuit's token endpoint answers (seconds from now). */
@@ -22,6 +22,8 @@ export interface QboConnection {
   accessExpiresAt: Date;
   version: number;
   updatedAt: Date;
+  /** The last call QBO answered (to the minute), as the gateway's client shows it. */
+  lastSyncAt: Date | null;
 }
 
 /** A refresh token Intuit no longer honours (revoked, expired, or already spent): only a person can fix it. */
@@ -110,6 +112,7 @@ interface ConnectionRow {
   last_error: string | null;
   version: number;
   updated_at: Date | string;
+  last_sync_at?: Date | string | null;
 }
 
 const present = (r: ConnectionRow): QboConnection => ({
@@ -121,12 +124,20 @@ const present = (r: ConnectionRow): QboConnection => ({
   accessExpiresAt: new Date(r.access_expires_at),
   version: Number(r.version),
   updatedAt: new Date(r.updated_at),
+  lastSyncAt: r.last_sync_at ? new Date(r.last_sync_at) : null,
 });
+
+/** The connections with their client's lastSyncAt. */
+const withLastSync = (where: SQL) => sql`
+  select c.*, a.last_sync_at from qbo_connections c
+  left join acct_clients a on a.organization_id = c.organization_id and a.platform = 'qbo'
+  where ${where}`;
 
 async function connectionRow(db: Executor, organizationId: string, lock: boolean): Promise<ConnectionRow | null> {
   const [row] = rowsOf<ConnectionRow>(
-    await db.execute(sql`select * from qbo_connections where organization_id = ${organizationId}
-      ${lock ? sql`for update` : sql``}`),
+    await db.execute(
+      sql`${withLastSync(sql`c.organization_id = ${organizationId}`)} ${lock ? sql`for update of c` : sql``}`,
+    ),
   );
   return row ?? null;
 }
@@ -139,8 +150,9 @@ export async function getConnection(db: Executor, organizationId: string): Promi
 /** Every connection of a firm (or all of them), for `qbo status`. */
 export async function listConnections(db: Executor, firmId: string | null): Promise<QboConnection[]> {
   return rowsOf<ConnectionRow>(
-    await db.execute(sql`select * from qbo_connections where (${firmId}::uuid is null or firm_id = ${firmId}::uuid)
-      order by created_at, organization_id`),
+    await db.execute(
+      sql`${withLastSync(sql`(${firmId}::uuid is null or c.firm_id = ${firmId}::uuid)`)} order by c.created_at, c.organization_id`,
+    ),
   ).map(present);
 }
 

@@ -24,12 +24,12 @@ import {
   getAgentLimits,
   setAgentLimits,
 } from '@firm/gateway';
-import { canManageApps } from '@firm/identity';
 import { todayUtc } from '@firm/ledger';
 import { createEmbeddedPlatform, type PlatformAdapter, type PlatformOperation, type WriteResult } from '@firm/platform';
 import { createQboPlatform, QboHttp } from '@firm/qbo';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { requireFirmManager } from '../context';
 import { errorResponses, sendError } from '../../errors';
 import { IdempotencyHeaders, runIdempotent, runIdempotentRemote } from '../../plugins/idempotency';
 import { enforceLimit } from '../../plugins/rate-limit';
@@ -179,14 +179,6 @@ function requireScope(request: FastifyRequest, scope: Scope | undefined): void {
 }
 
 /** Parses, checks and runs a query for the request's client. */
-/** Owners and admins only: a credential acting for a member (a session, or a key a member made) is refused. */
-async function refuseMembers(request: FastifyRequest): Promise<void> {
-  const { userId, firmId } = request.credential;
-  if (userId && !(await canManageApps(request.server.database.db, userId, firmId))) {
-    throw new DomainError('FORBIDDEN', 'only owners and admins of the firm change what agents may do');
-  }
-}
-
 async function runAgentQuery(request: FastifyRequest, text: string) {
   const query = checkQuery(parseQuery(text), text);
   request.agentAudit.entityType = query.entity;
@@ -357,7 +349,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (request.credential.kind === 'oauth_token') {
         throw new DomainError('FORBIDDEN', 'an agent cannot change its limits; a firm owner or admin does');
       }
-      await refuseMembers(request);
+      await requireFirmManager(request, 'change what agents may do');
       await setAgentLimits(db(), request.credential.firmId, request.body);
       limits.forget(request.credential.firmId);
       return limitsOf(request.credential.firmId);

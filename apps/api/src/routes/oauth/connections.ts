@@ -1,24 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { isUuid } from '@firm/core';
-import { canManageApps, disconnect, listConnections } from '@firm/identity';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { disconnect, listConnections } from '@firm/identity';
 import { Type } from 'typebox';
+import { requireFirmManager } from '../context';
 import { sendError } from '../../errors';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ConnectionList, ConnectionListQuery, ConnectionParams } from './schemas';
 
 const tags = ['oauth'];
-
-/**
- * Only owners and admins manage connected apps. A credential acting for a user (session, OAuth token,
- * key made by a user) is checked against that user's current role; an operator's key (made with the
- * CLI, no user) is firm-level and needs only the scope.
- */
-async function refuseNonAdmin(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | null> {
-  const { userId, firmId } = request.credential;
-  if (!userId || (await canManageApps(request.server.database.db, userId, firmId))) return null;
-  return sendError(reply, request, 'FORBIDDEN', 'only owners and admins of the firm manage connected apps');
-}
 
 /** The partner apps connected to the firm over OAuth, and disconnecting them. */
 export const oauthConnectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -36,9 +25,8 @@ export const oauthConnectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ConnectionList },
       },
     },
-    async (request, reply) => {
-      const refused = await refuseNonAdmin(request, reply);
-      if (refused) return refused;
+    async (request) => {
+      await requireFirmManager(request, 'manage connected apps');
       const page = await listConnections(app.database.db, request.credential.firmId, {
         limit: request.query.limit ?? DEFAULT_LIMIT,
         cursor: request.query.cursor,
@@ -64,8 +52,7 @@ export const oauthConnectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const refused = await refuseNonAdmin(request, reply);
-      if (refused) return refused;
+      await requireFirmManager(request, 'manage connected apps');
       const { id } = request.params;
       const found = isUuid(id) && (await disconnect(app.database.db, request.credential.firmId, id));
       if (!found) return sendError(reply, request, 'NOT_FOUND', 'no such connection');

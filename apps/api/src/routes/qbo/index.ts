@@ -1,7 +1,5 @@
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { DomainError } from '@firm/core';
-import { rowsOf } from '@firm/db';
-import { canManageApps } from '@firm/identity';
 import {
   completeAuthorization,
   disconnect,
@@ -10,9 +8,8 @@ import {
   type QboConnection,
   startAuthorization,
 } from '@firm/qbo';
-import { sql } from 'drizzle-orm';
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { requireFirmManager } from '../context';
 import { errorResponses } from '../../errors';
 import { html, HtmlPage, pageErrorHandler, sendErrorPage, sendPage } from '../../html';
 import { getSession } from '../../plugins/session';
@@ -52,14 +49,6 @@ const CallbackQuery = Type.Object(
 const notConfigured = () =>
   new DomainError('SERVICE_UNAVAILABLE', 'QuickBooks Online is not configured in this deployment (QBO_CLIENT_ID)');
 
-/** Owners and admins only: a credential acting for a member is refused; an operator's key needs only the scope. */
-async function refuseMembers(request: FastifyRequest): Promise<void> {
-  const { userId, firmId } = request.credential;
-  if (userId && !(await canManageApps(request.server.database.db, userId, firmId))) {
-    throw new DomainError('FORBIDDEN', "only owners and admins of the firm connect a client's QuickBooks company");
-  }
-}
-
 /**
  * Connecting an organization to a QuickBooks Online company (Intuit's OAuth 2.0 authorization-code flow), its
  * status, and disconnecting it. Once connected, the organization is a gateway client on QBO.
@@ -70,20 +59,14 @@ export const qboRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!app.qbo) throw notConfigured();
     return app.qbo;
   };
-  const present = async (c: QboConnection) => {
-    const [client] = rowsOf<{ last_sync_at: Date | string | null }>(
-      await db().execute(sql`select last_sync_at from acct_clients where organization_id = ${c.organizationId}`),
-    );
-    const lastSync = client?.last_sync_at ?? null;
-    return {
-      organizationId: c.organizationId,
-      realmId: c.realmId,
-      status: c.status,
-      lastError: c.lastError,
-      lastSyncAt: lastSync === null ? null : new Date(lastSync).toISOString(),
-      updatedAt: c.updatedAt.toISOString(),
-    };
-  };
+  const present = (c: QboConnection) => ({
+    organizationId: c.organizationId,
+    realmId: c.realmId,
+    status: c.status,
+    lastError: c.lastError,
+    lastSyncAt: c.lastSyncAt?.toISOString() ?? null,
+    updatedAt: c.updatedAt.toISOString(),
+  });
 
   app.post(
     '/qbo/connection',
@@ -109,7 +92,7 @@ export const qboRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await refuseMembers(request);
+      await requireFirmManager(request, "connect a client's QuickBooks company");
       const { config } = qbo();
       const started = await startAuthorization(db(), config, {
         firmId: request.credential.firmId,
@@ -136,7 +119,7 @@ export const qboRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const connection = await getConnection(db(), request.organization.id);
       if (!connection) throw new DomainError('NOT_FOUND', 'this organization has no QuickBooks connection');
-      return { data: await present(connection) };
+      return { data: present(connection) };
     },
   );
 
@@ -155,7 +138,7 @@ export const qboRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const visible = request.credential.organizationIds;
       const all = await listConnections(db(), request.credential.firmId);
       const mine = visible === null ? all : all.filter((c) => visible.includes(c.organizationId));
-      return { data: await Promise.all(mine.map(present)) };
+      return { data: mine.map(present) };
     },
   );
 
@@ -176,11 +159,11 @@ export const qboRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      await refuseMembers(request);
+      await requireFirmManager(request, "connect a client's QuickBooks company");
       const { config } = qbo();
       const { revoked } = await disconnect(db(), config, request.organization.id);
       const connection = (await getConnection(db(), request.organization.id)) as QboConnection;
-      return { data: { revoked, connection: await present(connection) } };
+      return { data: { revoked, connection: present(connection) } };
     },
   );
 };
