@@ -147,6 +147,11 @@ export function envelope(id: string, createdAt: Date, version: Version | undefin
 /**
  * Locks a record's row for the write and checks the SyncToken the caller sent against the record's current one.
  * A stale token is refused with the current record, so the caller can apply its change to what is there now.
+ *
+ * The version is read in a statement of its own, after the lock is granted: every write that bumps a version
+ * updates the record's row (the trigger on it counts the change), so once the lock is ours every earlier write is
+ * committed, and a new statement's snapshot sees its version. Read in the locking statement itself, a writer that
+ * waited for the lock would compare against the version of before the wait, and every waiter would pass.
  */
 export async function checkSyncToken(
   tx: Tx,
@@ -158,19 +163,17 @@ export async function checkSyncToken(
   entity: string,
 ): Promise<string> {
   if (!isUuid(id)) throw recordNotFound(entity);
-  const [row] = rowsOf<{ version: number }>(
+  const locked = rowsOf(
     await tx.execute(sql`
-      select coalesce(v.version, 0) as version
-      from ${sql.identifier(table)} t
-      left join record_versions v on v.organization_id = t.organization_id and v.record_id = t.id
-      where t.organization_id = ${organizationId} and t.id = ${id}
-      for update of t`),
+      select 1 from ${sql.identifier(table)}
+      where organization_id = ${organizationId} and id = ${id}
+      for update`),
   );
-  if (!row) throw recordNotFound(entity);
+  if (locked.length === 0) throw recordNotFound(entity);
   if (sent === undefined || sent === null || sent === '') {
     throw invalid('SyncToken', 'is required: send the SyncToken of the record as last read');
   }
-  const token = String(row.version);
+  const token = String((await versionsOf(tx, organizationId, [id])).get(id)?.version ?? 0);
   if (String(sent) !== token) {
     throw new DomainError(
       'STALE_SYNC_TOKEN',
