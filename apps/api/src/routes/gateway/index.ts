@@ -448,6 +448,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (request.credential.kind === 'oauth_token') {
         throw new DomainError('FORBIDDEN', 'an agent cannot change agent access; a firm owner or admin does');
       }
+      await requireFirmManager(request, 'change what agents may do');
       const client = await db().transaction((tx) =>
         setAgentAccess(tx, request.credential, request.params.clientId, request.body.agentAccess),
       );

@@ -1,8 +1,9 @@
-import { agentLimits, contacts } from '@firm/db';
+import { acctClients, agentLimits, contacts } from '@firm/db';
 import { createApiKey } from '@firm/identity';
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../testing';
+import { addUser } from '../oauth/fixtures';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -103,5 +104,54 @@ describe("a firm's own agent limits", () => {
       .where(eq(contacts.organizationId, t.orgId));
     expect(names.map((n) => n.name)).not.toContain('Budget Two');
     await limits('PATCH', t.auth, { writeBudget: null });
+  });
+});
+
+describe('settings only firm managers change', () => {
+  let memberKey: Record<string, string>;
+  let adminKey: Record<string, string>;
+  beforeAll(async () => {
+    const member = await addUser(t.database.db, t.demo.firmId, 'member', 'member-keys@demo-firm.test');
+    const admin = await addUser(t.database.db, t.demo.firmId, 'admin', 'admin-keys@demo-firm.test');
+    const mint = async (createdByUserId: string) => ({
+      authorization: `Bearer ${(await createApiKey(t.database.db, { firmId: t.demo.firmId, createdByUserId })).key}`,
+    });
+    memberKey = await mint(member.id);
+    adminKey = await mint(admin.id);
+  });
+
+  const access = async () =>
+    (await t.database.db.select().from(acctClients).where(eq(acctClients.organizationId, t.orgId)))[0]?.agentAccess;
+  const setAccess = (headers: Record<string, string>, agentAccess: string) =>
+    t.app.inject({
+      method: 'PATCH',
+      url: `/agent/v1/acct/clients/${t.orgId}`,
+      headers,
+      payload: { agentAccess },
+    });
+
+  it("refuses a member's key a client's agent access and the limits, writing nothing", async () => {
+    const before = await access();
+    const res = await setAccess(memberKey, 'read');
+    expect(res.statusCode).toBe(403);
+    expect(res.json().error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: expect.stringContaining('owners and admins'),
+    });
+    expect(await access()).toBe(before);
+    const limits = await t.app.inject({
+      method: 'PATCH',
+      url: '/agent/v1/limits',
+      headers: memberKey,
+      payload: { readLimit: 1 },
+    });
+    expect(limits.statusCode).toBe(403);
+  });
+
+  it("lets an admin's key change a client's agent access", async () => {
+    const res = await setAccess(adminKey, 'read');
+    expect(res.statusCode).toBe(200);
+    expect(await access()).toBe('read');
+    expect((await setAccess(adminKey, 'read_write')).statusCode).toBe(200);
   });
 });
