@@ -5,7 +5,9 @@ import { isIsoTimestamp } from '@firm/core';
 import { type Database, DatabaseStatus } from '@firm/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { bankTokenKeysOf, type Config, trustProxyOf, webhookSecretKeysOf } from './config';
+import { sendErrorPage } from './html';
 import { registerJsonBodyParser } from './json-body';
+import { browserOriginRefusal, MCP_PATH } from './origin';
 import { mcpRoutes } from './routes/mcp';
 import { exportRoutes } from './routes/reports/export';
 import { packetRoutes } from './routes/reports/packet';
@@ -57,6 +59,8 @@ export interface AppDeps {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 registerAjvFormats();
+
+const pathOf = (url: string): string => url.split('?', 1)[0] as string;
 // RFC 3339 allows date-times Postgres cannot hold (the year 0000, offsets beyond ±15:59): refuse them as invalid.
 Format.Set('date-time', isIsoTimestamp);
 
@@ -105,6 +109,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('webhookSecretKeys', webhookSecretKeysOf(config));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    const guard = request.routeOptions.config?.browserOrigin ?? (pathOf(request.url) === MCP_PATH ? 'json' : null);
+    if (guard) {
+      const refusal = browserOriginRefusal(request);
+      if (refusal && guard === 'page') return sendErrorPage(reply, 403, 'Request refused', refusal);
+      if (refusal) return sendError(reply, request, 'FORBIDDEN', refusal);
+    }
     // Before rate limits and authentication, which would query a schema that is not there yet.
     if (request.routeOptions.config?.withoutDatabase) return;
     const refusal = await databaseStatus.refusal();

@@ -21,6 +21,11 @@ const ConfigSchema = Type.Object({
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   /** Public origin used in the OpenAPI document and OAuth metadata, e.g. https://books.example.com. */
   PUBLIC_ORIGIN: Type.Optional(Type.String({ pattern: '^https?://[^/]+$' })),
+  /**
+   * Further origins whose pages may post to the browser-facing routes and call /mcp (comma-separated, e.g. a
+   * browser-based MCP client at http://localhost:6274). The service's own origin is always allowed.
+   */
+  ALLOWED_ORIGINS: Type.Optional(Type.String({ pattern: '^https?://[^/,]+(,https?://[^/,]+)*$' })),
   /** Largest accepted request body, in bytes. */
   BODY_LIMIT_BYTES: Type.Integer({ default: 1_048_576, minimum: 1024 }),
   /** How long idempotency records are kept, in hours. */

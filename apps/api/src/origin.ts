@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 
 export const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorization-server';
@@ -42,4 +43,36 @@ export function tokenFitsPath(resource: string | null | undefined, path: string,
   if (bound === MCP_PATH) return viaMcp || path === MCP_PATH;
   if (path === MCP_PATH) return false;
   return bound === '' || path === bound || path.startsWith(`${bound}/`);
+}
+
+const hostnameOf = (host: string): string => {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(host);
+  return (bracketed ? (bracketed[1] as string) : host.replace(/:\d+$/, '')).toLowerCase();
+};
+
+/**
+ * The one rule for requests a browser can be made to send: the MCP endpoint (the MCP transport requires servers to
+ * validate Origin, against DNS rebinding) and the form posts of the sign-in and consent pages.
+ *
+ * - Host: PUBLIC_ORIGIN's host when set, a host of ALLOWED_ORIGINS, `localhost`, or an IP address. A name that
+ *   merely resolves to this server (a rebinding attacker's) is refused; IP addresses cannot be rebound.
+ * - Origin, when the client sends one: the service's own origin (PUBLIC_ORIGIN, or the request's scheme and Host once
+ *   the Host passed), or one of ALLOWED_ORIGINS. `null` (sandboxed frames, some redirects) is never allowed. Clients
+ *   that are not browsers send no Origin and pass.
+ *
+ * Returns why the request is refused, or null.
+ */
+export function browserOriginRefusal(request: FastifyRequest): string | null {
+  const config = request.server.config;
+  const allowed = (config.ALLOWED_ORIGINS ?? '').split(',').filter(Boolean);
+  if (config.PUBLIC_ORIGIN) allowed.push(config.PUBLIC_ORIGIN);
+  const host = request.host.toLowerCase();
+  const hostname = hostnameOf(host);
+  const hostAllowed = hostname === 'localhost' || isIP(hostname) !== 0 || allowed.some((o) => new URL(o).host === host);
+  if (!hostAllowed) return `the Host ${request.host} is not this service's; set PUBLIC_ORIGIN to serve it`;
+  const origin = request.headers.origin;
+  if (origin === undefined) return null;
+  const own = `${request.protocol}://${host}`;
+  if (origin.toLowerCase() === own || allowed.some((o) => o.toLowerCase() === origin.toLowerCase())) return null;
+  return `requests from the origin ${origin} are not accepted; ALLOWED_ORIGINS lists further origins`;
 }

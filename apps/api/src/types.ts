@@ -26,6 +26,11 @@ declare module 'fastify' {
     audit?: string;
     /** Agent gateway: the route writes to the client's books, which a client with agent access `read` refuses. */
     agentWrite?: boolean;
+    /**
+     * A form post of a page (`page`: refused with an HTML page) whose Origin and Host must pass the browser rule
+     * (`browserOriginRefusal`); /mcp is held to it by its path.
+     */
+    browserOrigin?: 'page' | 'json';
   }
   interface FastifyInstance {
     database: Database;

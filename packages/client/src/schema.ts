@@ -3789,7 +3789,7 @@ export interface paths {
         put?: never;
         /**
          * Model Context Protocol endpoint (Streamable HTTP)
-         * @description JSON-RPC messages of the Model Context Protocol, answered as JSON (send `Accept: application/json, text/event-stream`). Stateless: no session is kept, so any instance answers any call; GET and DELETE answer 405. Authorization per the MCP authorization spec: an OAuth access token of this service issued for the resource `<origin>/mcp` (RFC 8707; a token for another resource is refused), or an API key. Without one: 401 with `WWW-Authenticate` naming the protected-resource metadata at `/.well-known/oauth-protected-resource/mcp`. Tools run the operations of this API with the caller's scopes.
+         * @description JSON-RPC messages of the Model Context Protocol, answered as JSON (send `Accept: application/json, text/event-stream`). Stateless: no session is kept, so any instance answers any call; GET and DELETE answer 405. Authorization per the MCP authorization spec: an OAuth access token of this service issued for the resource `<origin>/mcp` (RFC 8707; a token for another resource is refused), or an API key. Without one: 401 with `WWW-Authenticate` naming the protected-resource metadata at `/.well-known/oauth-protected-resource/mcp`. Tools run the operations of this API with the caller's scopes. Against DNS rebinding, a request whose Host is not PUBLIC_ORIGIN's host, `localhost` or an IP address, or whose Origin (when sent) is neither the service's own nor one of ALLOWED_ORIGINS, is 403 FORBIDDEN before anything else is judged; `Origin: null` is refused.
          */
         post: operations["postMcp"];
         delete?: never;
@@ -6286,7 +6286,7 @@ export interface components {
                 "text/html": string;
             };
         };
-        /** @description The CSRF token is missing or wrong. */
+        /** @description The CSRF token is missing or wrong, or the Origin or Host is not this service's (ALLOWED_ORIGINS). */
         Response403: {
             headers: {
                 [name: string]: unknown;
@@ -7457,7 +7457,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["Response4002"];
-            /** @description The CSRF token is missing or wrong, or the user may not approve apps. */
+            /** @description The CSRF token is missing or wrong, or the user may not approve apps, or the Origin or Host is not this service's (ALLOWED_ORIGINS). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13076,6 +13076,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
             /** @description Accept must name application/json and text/event-stream. */
             406: {
                 headers: {

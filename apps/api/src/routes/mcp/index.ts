@@ -400,7 +400,10 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'answer 405. Authorization per the MCP authorization spec: an OAuth access token of this service issued ' +
           `for the resource \`<origin>${MCP_PATH}\` (RFC 8707; a token for another resource is refused), or an API ` +
           'key. Without one: 401 with `WWW-Authenticate` naming the protected-resource metadata at ' +
-          `\`${MCP_RESOURCE_METADATA_PATH}\`. Tools run the operations of this API with the caller's scopes.`,
+          `\`${MCP_RESOURCE_METADATA_PATH}\`. Tools run the operations of this API with the caller's scopes. ` +
+          "Against DNS rebinding, a request whose Host is not PUBLIC_ORIGIN's host, `localhost` or an IP address, or " +
+          "whose Origin (when sent) is neither the service's own nor one of ALLOWED_ORIGINS, is 403 FORBIDDEN before " +
+          'anything else is judged; `Origin: null` is refused.',
         security: [{ bearerAuth: [] }],
         body: Type.Union([JsonRpcMessage, Type.Array(JsonRpcMessage)]),
         response: {
@@ -410,6 +413,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
           202: Type.Null({ description: 'Accepted: the message was a notification or a response.' }),
           400: Type.Union([ErrorResponse, JsonRpcError], { description: 'Malformed JSON or JSON-RPC.' }),
           401: ErrorResponse,
+          403: ErrorResponse,
           406: Type.Union([JsonRpcError], { description: 'Accept must name application/json and text/event-stream.' }),
           415: Type.Union([ErrorResponse, JsonRpcError], { description: 'Send application/json.' }),
         },

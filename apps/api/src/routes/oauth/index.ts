@@ -306,6 +306,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     pages.post(
       '/api/oauth/authorize',
       {
+        config: { browserOrigin: 'page' },
         schema: {
           tags,
           summary: 'The decision of the consent page',

@@ -57,7 +57,9 @@ export const ConsentResponses = {
   303: Redirect(
     'Approved: to the app with code, state and iss. Denied: with error=access_denied and state. Not signed in: to /login.',
   ),
-  403: HtmlPage('The CSRF token is missing or wrong, or the user may not approve apps.'),
+  403: HtmlPage(
+    "The CSRF token is missing or wrong, or the user may not approve apps, or the Origin or Host is not this service's (ALLOWED_ORIGINS).",
+  ),
   ...pageErrors,
   ...errorResponses(429),
 };

@@ -98,6 +98,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       '/login',
       {
         config: {
+          browserOrigin: 'page',
           rateLimit: {
             max: config.LOGIN_RATE_LIMIT_IP_MAX,
             timeWindow: config.LOGIN_RATE_LIMIT_WINDOW_SECONDS * 1000,
@@ -156,6 +157,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     pages.post(
       '/logout',
       {
+        config: { browserOrigin: 'page' },
         schema: {
           tags,
           summary: 'Sign out',

@@ -35,14 +35,14 @@ export const LoginPageResponses = {
 export const LoginResponses = {
   303: Redirect('Signed in: to return_to, or to /login.'),
   401: HtmlPage('Wrong email or password: the form again.'),
-  403: HtmlPage('The CSRF token is missing or wrong.'),
+  403: HtmlPage("The CSRF token is missing or wrong, or the Origin or Host is not this service's (ALLOWED_ORIGINS)."),
   ...pageErrors,
   ...errorResponses(429),
 };
 
 export const LogoutResponses = {
   303: Redirect('Signed out: to /login.'),
-  403: HtmlPage('The CSRF token is missing or wrong.'),
+  403: HtmlPage("The CSRF token is missing or wrong, or the Origin or Host is not this service's (ALLOWED_ORIGINS)."),
   ...pageErrors,
   ...errorResponses(429),
 };
