@@ -53,36 +53,35 @@ export interface PageOptions {
  */
 export function sendPage(reply: FastifyReply, title: string, body: Html, options: PageOptions = {}): FastifyReply {
   const formAction = ["'self'", ...(options.formTargets ?? [])].join(' ');
-  return (
-    reply
-      .code(options.status ?? 200)
-      .type('text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('x-frame-options', 'DENY')
-      // Not no-referrer: under it browsers send `Origin: null` with the page's own form posts, which the origin rule
-      // refuses. same-origin still keeps the page's address (OAuth parameters) from every other site.
-      .header('referrer-policy', 'same-origin')
-      .header(
-        'content-security-policy',
-        `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
-      )
-      .send(
-        html`<!doctype html>
-          <html lang="en">
-            <head>
-              <meta charset="utf-8" />
-              <meta name="viewport" content="width=device-width,initial-scale=1" />
-              <title>${title}</title>
-              <style>
-                ${new Html(STYLE)}
-              </style>
-            </head>
-            <body>
-              <main>${body}</main>
-            </body>
-          </html> `.value,
-      )
-  );
+  // Referrer-Policy same-origin, not no-referrer: under no-referrer browsers send `Origin: null` with the page's own
+  // form posts, which the origin rule refuses; same-origin still keeps the page's address (OAuth parameters) from
+  // every other site.
+  return reply
+    .code(options.status ?? 200)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('x-frame-options', 'DENY')
+    .header('referrer-policy', 'same-origin')
+    .header(
+      'content-security-policy',
+      `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    )
+    .send(
+      html`<!doctype html>
+        <html lang="en">
+          <head>
+            <meta charset="utf-8" />
+            <meta name="viewport" content="width=device-width,initial-scale=1" />
+            <title>${title}</title>
+            <style>
+              ${new Html(STYLE)}
+            </style>
+          </head>
+          <body>
+            <main>${body}</main>
+          </body>
+        </html> `.value,
+    );
 }
 
 /** An error page for people: what went wrong, in words. */
