@@ -13,7 +13,7 @@ import { exportRoutes } from './routes/reports/export';
 import { packetRoutes } from './routes/reports/packet';
 import { scheduledEntryRoutes } from './routes/scheduled';
 import { refuseUnstorableText } from './text';
-import { errorsPlugin, sendError } from './errors';
+import { errorsPlugin, frameworkError, MAX_PARAM_LENGTH, sendError } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
 import { qboPlugin } from './plugins/qbo';
 import { qboCallbackRoutes, qboRoutes } from './routes/qbo/index';
@@ -75,7 +75,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkError,
     return503OnClosing: true,
     trustProxy: trustProxyOf(config.TRUST_PROXY),
   });

@@ -433,18 +433,25 @@ export function toErrorResponse(err: unknown): { code: ErrorCode; message: strin
 }
 
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
-  let allowedMethods: ((path: string) => string[]) | undefined;
+  let routes: RouteMethods | undefined;
+  const routesOf = () => (routes ??= routeMethods(app.routeTable));
   /** No route takes the request: 405 with Allow when some route takes its path with another method, else 404. */
   const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '/';
-    allowedMethods ??= methodsByPath(app.routeTable);
-    const allow = allowedMethods(path);
-    if (allow.length > 0) {
-      reply.header('allow', allow.join(', '));
-      return sendError(reply, request, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}`);
-    }
+    const allow = routesOf().allowed(path);
+    if (allow.length > 0) return methodNotAllowed(request, reply, path, allow);
     return sendError(reply, request, 'ROUTE_NOT_FOUND', `no route ${request.method} ${path}`);
   };
+  // A path that a route names more exactly than the one the router chose (`/webhooks/event-types` beside
+  // `/webhooks/:id`, `/clients/:id/query` beside `/clients/:id/:entity`) is that route's resource: another method on it
+  // is 405, not the looser route's validation error.
+  app.addHook('onRequest', async (request, reply) => {
+    const url = request.routeOptions.url;
+    if (!url || !routesOf().shadowed.has(url)) return;
+    const path = request.url.split('?')[0] ?? '/';
+    const allow = routesOf().allowed(path);
+    if (!allow.includes(request.method)) return methodNotAllowed(request, reply, path, allow);
+  });
   app.setErrorHandler((err, request, reply) => {
     // A body no route would read (QUERY without a Content-Type, bad JSON to an unknown path): no route, first.
     if (request.is404 && isBodyError(err)) return noRoute(request, reply);
@@ -457,20 +464,75 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setNotFoundHandler(noRoute);
 });
 
+function methodNotAllowed(request: FastifyRequest, reply: FastifyReply, path: string, allow: string[]) {
+  reply.header('allow', allow.join(', '));
+  return sendError(reply, request, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}`);
+}
+
+/** The longest path parameter the router takes (Fastify's maxParamLength); ids here are far shorter. */
+export const MAX_PARAM_LENGTH = 100;
+
+/**
+ * What the router answers before any route runs (a path parameter over MAX_PARAM_LENGTH, a path that is not a valid
+ * URL), in the documented error shape with its request id rather than Fastify's own body.
+ */
+export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `a path segment is longer than ${MAX_PARAM_LENGTH} characters; no id is that long`
+      : 'the path is not a valid URL';
+  return sendError(reply, request, 'VALIDATION_ERROR', message, [{ field: 'path', message }]);
+}
+
 function isBodyError(err: unknown): boolean {
   const code = (err as FastifyError).code ?? '';
   return code.startsWith('FST_ERR_CTP_') || code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE';
 }
 
-/** For a path, the methods some route takes it with (HEAD wherever GET is), from a router of the route table. */
-function methodsByPath(routes: readonly { method: string; url: string }[]): (path: string) => string[] {
+interface RouteMethods {
+  /** For a path, the methods its most exact routes take (HEAD wherever GET is). */
+  allowed(path: string): string[];
+  /** The route patterns some path of which another route names more exactly. */
+  shadowed: ReadonlySet<string>;
+}
+
+const segmentRank = (segment: string) => (segment.startsWith('*') ? 0 : segment.startsWith(':') ? 1 : 2);
+
+/** Whether `a` names some of `b`'s paths more exactly: as long, equal where `b` is literal, and literal where `b` is not. */
+function moreExact(a: string, b: string): boolean {
+  const as = a.split('/');
+  const bs = b.split('/');
+  if (as.length !== bs.length || a.includes('*') || b.includes('*')) return false;
+  let strictly = false;
+  for (let i = 0; i < as.length; i++) {
+    const [sa, sb] = [as[i] as string, bs[i] as string];
+    const [ra, rb] = [segmentRank(sa), segmentRank(sb)];
+    if (rb === 2 && (ra !== 2 || sa !== sb)) return false;
+    if (ra < rb) return false;
+    if (ra > rb) strictly = true;
+  }
+  return strictly;
+}
+
+/** A router of the route table: for a path, the route each method would take, and which of them is most exact. */
+function routeMethods(routes: readonly { method: string; url: string }[]): RouteMethods {
   const router = FindMyWay({ ignoreTrailingSlash: true });
   const methods = [...new Set(routes.map((r) => r.method))];
-  for (const { method, url } of routes) router.on(method as HTTPMethod, url, () => {});
-  return (path) => {
-    const allow = methods.filter((method) => router.find(method as HTTPMethod, path) !== null);
-    if (allow.includes('GET')) allow.push('HEAD');
-    return allow.sort();
+  for (const { method, url } of routes) router.on(method as HTTPMethod, url, () => {}, { url });
+  const urls = [...new Set(routes.map((r) => r.url))];
+  const shadowed = new Set(urls.filter((b) => urls.some((a) => moreExact(a, b))));
+  return {
+    shadowed,
+    allowed(path) {
+      const found = methods.flatMap((method) => {
+        const match = router.find(method as HTTPMethod, path);
+        return match ? [{ method, url: (match.store as { url: string }).url }] : [];
+      });
+      const allow = found.filter((f) => !found.some((g) => moreExact(g.url, f.url))).map((f) => f.method);
+      if (allow.includes('GET')) allow.push('HEAD');
+      return allow.sort();
+    },
   };
 }
 

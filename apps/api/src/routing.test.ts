@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './testing';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const call = (method: 'GET' | 'PATCH' | 'OPTIONS' | 'DELETE', url: string) =>
+  t.app.inject({ method, url, headers: t.auth });
+
+describe('routing answers in the documented shape', () => {
+  it('refuses a path parameter over 100 characters with 400 VALIDATION_ERROR and a request id', async () => {
+    for (const url of [`/api/v1/accounts/${'a'.repeat(101)}`, `/agent/v1/acct/clients/${'9'.repeat(150)}`]) {
+      const res = await call('GET', url);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        retryable: false,
+        requestId: res.headers['x-request-id'],
+        details: [{ field: 'path' }],
+      });
+    }
+  });
+
+  it('answers another method on a path a route names exactly with 405 and that route’s methods', async () => {
+    const eventTypes = await call('PATCH', '/api/v1/webhooks/event-types');
+    expect(eventTypes.statusCode).toBe(405);
+    expect(eventTypes.json().error.code).toBe('METHOD_NOT_ALLOWED');
+    expect(eventTypes.headers.allow).toBe('GET, HEAD');
+    expect((await call('DELETE', '/api/v1/webhooks/event-types')).statusCode).toBe(405);
+
+    const query = `/agent/v1/acct/clients/${t.orgId}/query`;
+    const options = await call('OPTIONS', query);
+    expect(options.statusCode).toBe(405);
+    expect(options.headers.allow).toBe('POST');
+    const get = await call('GET', query);
+    expect(get.statusCode).toBe(405);
+    expect(get.headers.allow).toBe('POST');
+  });
+
+  it('still routes the looser route’s own paths to it', async () => {
+    expect((await call('GET', `/agent/v1/acct/clients/${t.orgId}/customers`)).statusCode).toBe(200);
+    const webhook = await call('PATCH', '/api/v1/webhooks/0190a5f4-0000-7000-8000-000000000000');
+    expect(webhook.statusCode).not.toBe(405);
+  });
+});
