@@ -46,3 +46,41 @@ describe('routing answers in the documented shape', () => {
     expect(webhook.statusCode).not.toBe(405);
   });
 });
+
+describe('the document says what the server refuses', () => {
+  type Schema = { $ref?: string; properties?: Record<string, Schema>; pattern?: string; type?: string };
+  let doc: { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema }> } }>> };
+  const resolve = (schema: Schema): Schema => {
+    if (!schema.$ref) return schema;
+    const name = schema.$ref.replace('#/components/schemas/', '');
+    const named = (doc as unknown as { components: { schemas: Record<string, Schema> } }).components.schemas[name];
+    if (!named) throw new Error(`no schema ${name}`);
+    return resolve(named);
+  };
+  beforeAll(async () => {
+    doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  });
+
+  const fieldOf = (path: string, method: string, field: string): Schema => {
+    const body = doc.paths[path]?.[method]?.requestBody?.content['application/json']?.schema;
+    expect(body, `${method} ${path}`).toBeDefined();
+    const schema = resolve(resolve(body as Schema).properties?.[field] as Schema);
+    expect(schema, `${method} ${path} ${field}`).toBeDefined();
+    return schema;
+  };
+
+  it.each([
+    ['/api/v1/entries/{id}/void', 'post', 'reason'],
+    ['/api/v1/bank-transactions/{id}/reclassify', 'post', 'reason'],
+    ['/api/v1/items/{id}', 'patch', 'name'],
+    ['/api/v1/tax-rates/{id}', 'patch', 'name'],
+  ])('%s %s: `%s` refuses NUL and blank text by its pattern', (path, method, field) => {
+    const { pattern } = fieldOf(path, method, field);
+    expect(pattern).toBeDefined();
+    const re = new RegExp(pattern as string, 'u');
+    expect(re.test('Duplicate of entry 42')).toBe(true);
+    expect(re.test('a\u0000b')).toBe(false);
+    expect(re.test('\u0000')).toBe(false);
+    expect(re.test('   ')).toBe(false);
+  });
+});

@@ -1,6 +1,11 @@
 import { type TSchema, Type } from 'typebox';
 
 /** Building blocks shared by every route module's schemas. */
+/**
+ * Text with something in it besides white space, and no NUL character (which Postgres cannot store; the server
+ * refuses it in any field, and the schema says so where the field has a pattern anyway).
+ */
+export const NON_BLANK_TEXT = '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$';
 /** A UUID written plainly (no `urn:uuid:` prefix), in either case. */
 export const Uuid = (description?: string) =>
   Type.String({

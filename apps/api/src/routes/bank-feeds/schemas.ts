@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Timestamp, Uuid } from '../../schemas';
+import { NON_BLANK_TEXT, Timestamp, Uuid } from '../../schemas';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()]);
 
@@ -61,7 +61,7 @@ export const ConnectBankFeedBody = Type.Object(
       maxLength: 500,
       description: "The public token the aggregator's link flow returned (single use).",
     }),
-    institutionName: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+    institutionName: Type.String({ minLength: 1, maxLength: 200, pattern: NON_BLANK_TEXT }),
     accounts: Type.Array(
       Type.Object(
         {

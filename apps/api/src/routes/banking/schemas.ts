@@ -1,6 +1,6 @@
 import { BANK_TRANSACTION_STATES, BANK_TRANSACTION_STATUS_LIST, SOURCE_TYPES } from '@firm/banking';
 import { Type } from 'typebox';
-import { CompanyParams, DataOf, IsoDate, ListQuery, PageOf, Timestamp, Uuid } from '../../schemas';
+import { CompanyParams, DataOf, IsoDate, ListQuery, NON_BLANK_TEXT, PageOf, Timestamp, Uuid } from '../../schemas';
 import { Cents } from '../posting/schemas';
 
 const strict = { additionalProperties: false } as const;
@@ -31,7 +31,7 @@ export const BankAccount = Type.Object(
 export const CreateBankAccountBody = Type.Object(
   {
     accountId: Uuid('A ledger account of subtype bank or credit_card, not yet linked to a bank account.'),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NON_BLANK_TEXT })),
     institution: Type.Optional(Nullable(Text(200))),
     mask: Type.Optional(Nullable(Type.String({ pattern: '^[0-9A-Za-z]{2,8}$' }))),
     currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: "Default: the organization's." })),
@@ -113,7 +113,12 @@ export const AccountTransactionQuery = Type.Object(
 export const ReclassifyBody = Type.Object(
   {
     accountId: Uuid('The account the whole amount is classified to (an active account, not the bank account).'),
-    reason: Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S', description: 'Kept in the audit trail.' }),
+    reason: Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      pattern: NON_BLANK_TEXT,
+      description: 'Kept in the audit trail.',
+    }),
     contactId: Type.Optional(Nullable(Uuid())),
     taxRateId: Type.Optional(
       Nullable(
@@ -190,7 +195,7 @@ export const ReconcileBody = Type.Object(
 );
 
 export const ExcludeBody = Type.Object(
-  { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S' })) },
+  { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, pattern: NON_BLANK_TEXT })) },
   { ...strict, title: 'Exclude' },
 );
 

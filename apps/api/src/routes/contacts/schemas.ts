@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { CompanyParams, DataOf, ListQuery, PageOf, Timestamp, Uuid } from '../../schemas';
+import { CompanyParams, DataOf, ListQuery, NON_BLANK_TEXT, PageOf, Timestamp, Uuid } from '../../schemas';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
 
@@ -23,7 +23,7 @@ export const AddressSchema = Type.Object(
 const Name = Type.String({
   minLength: 1,
   maxLength: 200,
-  pattern: '\\S',
+  pattern: NON_BLANK_TEXT,
   description: 'Unique within the organization, compared case-insensitively.',
 });
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { CompanyParams, DataOf, IsoDate, ListQuery, PageOf, Timestamp, Uuid } from '../../schemas';
+import { CompanyParams, DataOf, IsoDate, ListQuery, NON_BLANK_TEXT, PageOf, Timestamp, Uuid } from '../../schemas';
 
 const strict = { additionalProperties: false } as const;
 const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -161,7 +161,7 @@ export const UpdateDocumentBody = Type.Object(
 );
 
 export const VoidBody = Type.Object(
-  { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' }) },
+  { reason: Type.String({ minLength: 1, maxLength: 500, pattern: NON_BLANK_TEXT }) },
   { ...strict, title: 'VoidRequest' },
 );
 

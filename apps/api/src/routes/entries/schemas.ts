@@ -1,6 +1,16 @@
 import { entrySource } from '@firm/db';
 import { Type } from 'typebox';
-import { CompanyParams, DataOf, IsoDate, ListQuery, ONE_OF_DEBIT_CREDIT, PageOf, Timestamp, Uuid } from '../../schemas';
+import {
+  CompanyParams,
+  DataOf,
+  IsoDate,
+  ListQuery,
+  ONE_OF_DEBIT_CREDIT,
+  PageOf,
+  Timestamp,
+  Uuid,
+  NON_BLANK_TEXT,
+} from '../../schemas';
 import { Cents } from '../posting/schemas';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -92,7 +102,12 @@ export const CreateDraftBody = Type.Object(
 
 export const VoidBody = Type.Object(
   {
-    reason: Type.String({ minLength: 1, maxLength: 1000, description: 'Why the entry is voided; kept on the entry.' }),
+    reason: Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      pattern: NON_BLANK_TEXT,
+      description: 'Why the entry is voided; kept on the entry.',
+    }),
   },
   { additionalProperties: false },
 );

@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
-import { DataOf, PageOf, Timestamp, Uuid } from '../../schemas';
+import { DataOf, NON_BLANK_TEXT, PageOf, Timestamp, Uuid } from '../../schemas';
 
 const Name = Type.String({
   minLength: 1,
   maxLength: 200,
-  pattern: '\\S',
+  pattern: NON_BLANK_TEXT,
   description: 'Unique within the organization, compared case-insensitively.',
 });
 const Rate = Type.Integer({
