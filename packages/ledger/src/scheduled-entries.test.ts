@@ -29,6 +29,12 @@ afterAll(() => database.close());
 
 const at = (date: string) => new Date(`${date}T06:00:00Z`);
 
+/** A fixture whose clock is fixed, so the start dates it may use do not move with the calendar. */
+const fixture = async (options: { fiscalYearStartMonth?: number } = {}): Promise<LedgerFixture> => {
+  const f = await createLedgerFixture(db, options);
+  return { ...f, ctx: { ...f.ctx, now: at('2026-06-15') } };
+};
+
 const rent = (f: LedgerFixture, schedule: Partial<Schedule>): ScheduledEntryInput => ({
   name: 'Office rent',
   memo: 'Monthly rent',
@@ -164,7 +170,7 @@ describe('schedules', () => {
 
 describe('scheduled journal entries', () => {
   it('catch up three missed months with exactly three entries, in order, and never post one twice', async () => {
-    const f = await createLedgerFixture(db);
+    const f = await fixture();
     const t = await createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '2026-01-01' }));
     expect(t.nextRun).toMatchObject({ occurrence: '2026-01-01', entryDate: '2026-01-01' });
     // The worker was down from January to late March: one round catches up, oldest first.
@@ -194,7 +200,7 @@ describe('scheduled journal entries', () => {
   });
 
   it('never posts one occurrence twice with workers racing', async () => {
-    const f = await createLedgerFixture(db);
+    const f = await fixture();
     const templates = await Promise.all(
       ['a', 'b', 'c'].map((n) =>
         createScheduledEntry(db, f.ctx, f.orgId, {
@@ -219,7 +225,7 @@ describe('scheduled journal entries', () => {
   });
 
   it('records a run into a closed period with its reason, retries it later, and posts it once the books reopen', async () => {
-    const f = await createLedgerFixture(db);
+    const f = await fixture();
     const t = await createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '2026-05-01' }));
     await db.transaction((tx) => setBooksClosedThrough(tx, f.ctx, f.orgId, '2026-05-31'));
     const before = await entriesOf(f.orgId);
@@ -257,8 +263,8 @@ describe('scheduled journal entries', () => {
   });
 
   it('refuses templates that do not balance, name an archived or another firm’s account, writing nothing', async () => {
-    const f = await createLedgerFixture(db);
-    const other = await createLedgerFixture(db);
+    const f = await fixture();
+    const other = await fixture();
     const count = async () =>
       rowsOf<{ n: number }>(
         await db.execute(
@@ -307,7 +313,7 @@ describe('scheduled journal entries', () => {
   });
 
   it('fails a run whose account was archived since; resuming tries it again, and a pause skips what it covered', async () => {
-    const f = await createLedgerFixture(db);
+    const f = await fixture();
     const t = await createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '2026-07-01' }));
     await db.execute(sql`update accounts set archived = true where id = ${f.account('6100')}`);
     expect(await runDueScheduledEntries(db, { now: at('2026-07-02'), organizationId: f.orgId })).toEqual({
@@ -331,9 +337,62 @@ describe('scheduled journal entries', () => {
     });
 
     // Paused with occurrences waiting, then resumed: those that fell before today are skipped.
-    const old = await createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '2020-01-01' }));
+    const old = await createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '2025-01-01' }));
     await pauseScheduledEntry(db, f.orgId, old.id);
     const back = await resumeScheduledEntry(db, f.orgId, old.id);
     expect(back.nextRun?.occurrence).toBe(occurrenceOnOrAfter(back.schedule, todayUtc()));
+  });
+
+  it('refuses a start before the previous fiscal year, or a first entry in the closed books, naming schedule.startDate', async () => {
+    // Fiscal years from July: on 2026-06-15 the current one began 2025-07-01, the previous one 2024-07-01.
+    const f = await fixture({ fiscalYearStartMonth: 7 });
+    const refusal = (p: Promise<unknown>) =>
+      p.then(
+        () => 'accepted',
+        (e: unknown) =>
+          isDomainError(e) ? { code: e.code, fields: (e.details ?? []).map((d) => d.field) } : String(e),
+      );
+    const startDate = { code: 'VALIDATION_ERROR', fields: ['schedule.startDate'] };
+    expect(await refusal(createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '1900-01-01' })))).toEqual(
+      startDate,
+    );
+    expect(await refusal(createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '2024-06-30' })))).toEqual(
+      startDate,
+    );
+    const earliest = await createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '2024-07-01' }));
+    expect(earliest.nextRun?.occurrence).toBe('2024-07-01');
+
+    // The first entry must fall after the books-closed date, wherever the weekend rule moves it.
+    await db.transaction((tx) => setBooksClosedThrough(tx, f.ctx, f.orgId, '2026-01-30'));
+    const closed = { code: 'PERIOD_CLOSED', fields: ['schedule.startDate'] };
+    expect(await refusal(createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '2026-01-01' })))).toEqual(
+      closed,
+    );
+    // 2026-02-01 is a Sunday: the Friday before is 2026-01-30, inside the closed books; as itself it is after them.
+    expect(
+      await refusal(
+        createScheduledEntry(
+          db,
+          f.ctx,
+          f.orgId,
+          rent(f, { startDate: '2026-01-31', weekendRule: 'previous_business_day' }),
+        ),
+      ),
+    ).toEqual(closed);
+    expect(await refusal(createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '2026-01-31' })))).toBe(
+      'accepted',
+    );
+
+    // A template changes whatever its stored start, while a new start is held to the bound of the day of the change.
+    const later = { ...f.ctx, now: at('2027-08-01') };
+    expect((await updateScheduledEntry(db, later, f.orgId, earliest.id, { memo: 'Rent, renewed' })).memo).toBe(
+      'Rent, renewed',
+    );
+    expect(
+      await refusal(updateScheduledEntry(db, later, f.orgId, earliest.id, { schedule: { startDate: '2026-06-30' } })),
+    ).toEqual(startDate);
+    expect(
+      await refusal(updateScheduledEntry(db, later, f.orgId, earliest.id, { schedule: { startDate: '2026-07-01' } })),
+    ).toBe('accepted');
   });
 });

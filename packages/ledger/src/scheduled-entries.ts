@@ -8,13 +8,15 @@ import {
   scheduledJournalEntries,
 } from '@firm/db';
 import { and, desc, eq, ne, sql } from 'drizzle-orm';
-import type { LedgerContext } from './context';
+import { type LedgerContext, nowOf } from './context';
 import { addDays, todayUtc } from './dates';
 import { loadPostableAccounts } from './lines';
+import { getBookSettings } from './periods';
 import { planPosting, preparePosting, writePosting } from './posting';
 import { checkPostingAccounts, type PostingInput } from './posting-inputs';
 import {
   checkSchedule,
+  earliestStartDate,
   entryDateOf,
   occurrenceAfter,
   occurrenceOnOrAfter,
@@ -136,14 +138,47 @@ const postingOf = (
 
 /**
  * Checks a template as its runs will post it: lines that balance, each naming an active account of the organization
- * (422 INVALID_ACCOUNT otherwise, as the posting routes say), and a schedule that can run.
+ * (422 INVALID_ACCOUNT otherwise, as the posting routes say), and a schedule that can run. A start date being set is
+ * held to earliestStartDate, so no template brings years of occurrences with it.
  */
-async function checkTemplate(db: Executor, ctx: LedgerContext, organizationId: string, input: ScheduledEntryInput) {
-  const schedule = checkSchedule(input.schedule);
+async function checkTemplate(
+  db: Executor,
+  ctx: LedgerContext,
+  organizationId: string,
+  input: ScheduledEntryInput,
+  startDateSet: boolean,
+) {
+  const books = await getBookSettings(db, organizationId);
+  const today = nowOf(ctx).toISOString().slice(0, 10);
+  const schedule = checkSchedule(
+    input.schedule,
+    startDateSet ? { earliestStart: earliestStartDate(today, books.fiscalYearStartMonth) } : {},
+  );
   const plan = planPosting(postingOf({ memo: null, reference: null, lines: input.lines }, schedule.startDate));
   checkPostingAccounts(plan.input, await loadPostableAccounts(db, ctx.firmId, organizationId, plan.lines));
   preparePosting(ctx, organizationId, plan); // asserts the balance
-  return schedule;
+  return { schedule, today, booksClosedThrough: books.booksClosedThrough };
+}
+
+/**
+ * The first occurrence a new start leads to must post after the books-closed date: one inside the closed books would
+ * fail, and every later occurrence waits behind a failed one. Entry dates only grow from one occurrence to the next
+ * (they are at least a week apart, and the weekend rule moves one by two days at most), so the first decides.
+ */
+function checkFirstEntryOpen(next: string | null, schedule: Schedule, booksClosedThrough: string | null): void {
+  if (next === null || booksClosedThrough === null) return;
+  const entryDate = entryDateOf(next, schedule.weekendRule);
+  if (entryDate > booksClosedThrough) return;
+  throw new DomainError(
+    'PERIOD_CLOSED',
+    `the books are closed through ${booksClosedThrough}; the schedule's first entry would be dated ${entryDate}`,
+    [
+      {
+        field: 'schedule.startDate',
+        message: `its first occurrence (${next}) posts on ${entryDate}, on or before the books-closed date ${booksClosedThrough}`,
+      },
+    ],
+  );
 }
 
 export async function createScheduledEntry(
@@ -152,8 +187,9 @@ export async function createScheduledEntry(
   organizationId: string,
   input: ScheduledEntryInput,
 ): Promise<ScheduledEntry> {
-  const schedule = await checkTemplate(db, ctx, organizationId, input);
+  const { schedule, booksClosedThrough } = await checkTemplate(db, ctx, organizationId, input, true);
   const next = occurrenceOnOrAfter(schedule, schedule.startDate);
+  checkFirstEntryOpen(next, schedule, booksClosedThrough);
   const [row] = await db
     .insert(scheduledJournalEntries)
     .values({
@@ -232,10 +268,13 @@ export async function updateScheduledEntry(
     lines: patch.lines ?? current.lines,
     schedule: { ...current.schedule, ...(patch.schedule ?? {}) },
   };
-  const schedule = await checkTemplate(db, ctx, organizationId, merged);
+  const startDateSet =
+    patch.schedule?.startDate !== undefined && patch.schedule.startDate !== current.schedule.startDate;
+  const { schedule, today, booksClosedThrough } = await checkTemplate(db, ctx, organizationId, merged, startDateSet);
   const last = await lastRunOccurrence(db, id);
-  const from = patch.schedule ? maxDate(todayUtc(), last ? addDays(last, 1) : schedule.startDate) : null;
+  const from = patch.schedule ? maxDate(today, last ? addDays(last, 1) : schedule.startDate) : null;
   const next = from ? occurrenceOnOrAfter(schedule, from) : (current.nextRun?.occurrence ?? null);
+  if (startDateSet) checkFirstEntryOpen(next, schedule, booksClosedThrough);
   await db
     .update(scheduledJournalEntries)
     .set({

@@ -1,5 +1,5 @@
 import { DomainError, type ErrorDetail } from '@firm/core';
-import { addDays, isIsoDate } from './dates';
+import { addDays, fiscalYearStart, isIsoDate } from './dates';
 
 export const FREQUENCIES = ['weekly', 'monthly', 'quarterly', 'yearly'] as const;
 export type Frequency = (typeof FREQUENCIES)[number];
@@ -76,11 +76,26 @@ export function entryDateOf(occurrence: string, rule: WeekendRule): string {
 }
 
 /**
+ * The earliest start a schedule may be given on `today`: the first day of the organization's previous fiscal year.
+ * That year is still open while its accounts are being finished (accruals and depreciation are often set up then,
+ * from its first month); the years before it are reported and filed, and a schedule reaching into them would post
+ * years of entries at once. So a new schedule's backlog is under two years: at most 24 monthly or 104 weekly
+ * occurrences.
+ */
+export function earliestStartDate(today: string, fiscalYearStartMonth: number): string {
+  const start = fiscalYearStart(today, fiscalYearStartMonth);
+  return `${String(Number(start.slice(0, 4)) - 1).padStart(4, '0')}${start.slice(4)}`;
+}
+
+/**
  * Checks a schedule, naming every field that is wrong: a frequency and weekend rule it knows, an interval of 1-120,
  * `dayOfWeek` (and no `dayOfMonth`) for a weekly one, `dayOfMonth` (and no `dayOfWeek`) for the others, dates that
- * exist, and an end not before the start.
+ * exist, a start not before `earliestStart` when one is given, and an end not before the start.
  */
-export function checkSchedule(s: Partial<Record<keyof Schedule, unknown>>): Schedule {
+export function checkSchedule(
+  s: Partial<Record<keyof Schedule, unknown>>,
+  options: { earliestStart?: string } = {},
+): Schedule {
   const details: ErrorDetail[] = [];
   const bad = (field: string, message: string) => details.push({ field: `schedule.${field}`, message });
   if (!FREQUENCIES.includes(s.frequency as Frequency)) bad('frequency', `must be one of ${FREQUENCIES.join(', ')}`);
@@ -102,6 +117,8 @@ export function checkSchedule(s: Partial<Record<keyof Schedule, unknown>>): Sche
       bad('dayOfMonth', 'is required: 1 to 31, or 0 for the last day of the month');
   }
   if (typeof s.startDate !== 'string' || !isIsoDate(s.startDate)) bad('startDate', 'must be a YYYY-MM-DD date');
+  else if (options.earliestStart !== undefined && s.startDate < options.earliestStart)
+    bad('startDate', `may not be before ${options.earliestStart}, the first day of the previous fiscal year`);
   const endDate = s.endDate ?? null;
   if (endDate !== null && (typeof endDate !== 'string' || !isIsoDate(endDate)))
     bad('endDate', 'must be a YYYY-MM-DD date or null');

@@ -65,11 +65,12 @@ export const scheduledEntryRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'A template (lines, memo) and its schedule. Checked as its runs will post it: the lines must balance ' +
           '(422 UNBALANCED_ENTRY) and name active accounts of the organization (422 INVALID_ACCOUNT); the schedule ' +
           'must be able to run (400 VALIDATION_ERROR naming schedule.<field>: a dayOfMonth on a weekly schedule, ' +
-          'an end before the start...). The worker posts every occurrence from startDate on, on the entry date the ' +
-          'weekend rule gives, under the idempotency key `<id>:<occurrence>` (route scheduled-journal-entries), ' +
-          'each exactly once; missed occurrences (the worker was down) are caught up in order. A failed run (closed ' +
-          'period, archived account) is recorded in history and lastError and retried after 15 minutes, 1, 4 and 24 ' +
-          'hours, then daily; later occurrences wait for it. Requires Idempotency-Key.',
+          'an end before the start, a startDate before the previous fiscal year...), its first entry after the ' +
+          'books-closed date (422 PERIOD_CLOSED). The worker posts every occurrence from startDate on, on the entry ' +
+          'date the weekend rule gives, under the idempotency key `<id>:<occurrence>` (route ' +
+          'scheduled-journal-entries), each exactly once; missed occurrences (the worker was down) are caught up in ' +
+          'order. A failed run (closed period, archived account) is recorded in history and lastError and retried ' +
+          'after 15 minutes, 1, 4 and 24 hours, then daily; later occurrences wait for it. Requires Idempotency-Key.',
         headers: IdempotencyHeaders,
         body: CreateScheduledEntryBody,
         response: { 201: ScheduledEntryOne, ...WRITE_ERRORS },
@@ -115,8 +116,9 @@ export const scheduledEntryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'Change a scheduled journal entry',
         description:
-          'Checked as on creation. Occurrences already posted never post again; a changed schedule runs from the ' +
-          'first occurrence after the last posted one, on or after today.',
+          'Checked as on creation, except that a startDate left as it is is not held to its bounds again (they move ' +
+          'with the calendar). Occurrences already posted never post again; a changed schedule runs from the first ' +
+          'occurrence after the last posted one, on or after today.',
         params: ScheduledEntryParams,
         body: UpdateScheduledEntryBody,
         response: { 200: ScheduledEntryOne, ...WRITE_ERRORS },

@@ -137,4 +137,47 @@ describe('scheduled journal entries over HTTP', () => {
     expect(await stored()).toEqual(before);
     await t.database.db.execute(sql`update accounts set archived = false where id = ${t.account('6200')}`);
   });
+
+  it('refuses a start before the previous fiscal year, or a first entry in the closed books, naming the field', async () => {
+    const before = await stored();
+    const ancient = await create(
+      depreciation({ schedule: { frequency: 'weekly', dayOfWeek: 1, startDate: '1900-01-01' } }),
+    );
+    expect(ancient.statusCode, ancient.body).toBe(400);
+    expect(ancient.json()).toEqual({
+      error: {
+        code: 'VALIDATION_ERROR',
+        message: expect.stringContaining('schedule'),
+        retryable: false,
+        requestId: ancient.headers['x-request-id'],
+        details: [{ field: 'schedule.startDate', message: expect.stringContaining('previous fiscal year') }],
+      },
+    });
+    expect(await stored()).toEqual(before);
+
+    const { id } = (await create(depreciation({ name: 'Amortization' }))).json().data;
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: `${URL}/${id}`,
+      headers: t.orgHeaders,
+      payload: { schedule: { startDate: '1900-01-01' } },
+    });
+    expect(patched.statusCode, patched.body).toBe(400);
+    expect(patched.json().error.details).toEqual([
+      { field: 'schedule.startDate', message: expect.stringContaining('previous fiscal year') },
+    ]);
+
+    // The first occurrence, 2026-01-31, is a Saturday: its entry is dated Friday 2026-01-30.
+    await t.database.db.execute(
+      sql`update organizations set books_closed_through = '2026-01-30' where id = ${t.orgId}`,
+    );
+    const closed = await create(depreciation());
+    await t.database.db.execute(sql`update organizations set books_closed_through = null where id = ${t.orgId}`);
+    expect(closed.statusCode, closed.body).toBe(422);
+    expect(closed.json().error).toMatchObject({
+      code: 'PERIOD_CLOSED',
+      retryable: false,
+      details: [{ field: 'schedule.startDate', message: expect.stringContaining('2026-01-30') }],
+    });
+  });
 });

@@ -29,7 +29,12 @@ const ScheduleFields = {
         'the Monday after.',
     }),
   ),
-  startDate: IsoDate('The first day the schedule may run; months and quarters are counted from its month.'),
+  startDate: IsoDate(
+    'The first day the schedule may run; months and quarters are counted from its month. When set (on creation, or ' +
+      'changed), not before the first day of the previous fiscal year of the organization (400 VALIDATION_ERROR ' +
+      'naming schedule.startDate), and the first occurrence it leads to must post after the books-closed date (422 ' +
+      'PERIOD_CLOSED naming schedule.startDate).',
+  ),
   endDate: Type.Optional(
     Type.Union([IsoDate(), Type.Null()], { description: 'The last day it may run (inclusive); null: no end.' }),
   ),
