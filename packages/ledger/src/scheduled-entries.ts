@@ -344,43 +344,74 @@ export interface ScheduledRunResult {
 /** The idempotency route the runs post under; the key is `<template id>:<occurrence>`. */
 export const SCHEDULED_ROUTE = 'scheduled-journal-entries';
 
+/** Occurrences one round runs of one template at most; a longer backlog is caught up over the next rounds. */
+export const CATCH_UP_PER_ROUND = 12;
+
+/** Occurrences one round runs in all, at most. */
+export const OCCURRENCES_PER_ROUND = 500;
+
 /**
- * Runs every due occurrence (its nominal date today or earlier, UTC), oldest first, each exactly once: a worker
- * claims one template at a time with FOR UPDATE SKIP LOCKED, so workers never run one template at once; the run,
- * its entry (through the ledger's idempotent posting path, under the key `<template>:<occurrence>`) and the template's
- * next occurrence are written in one transaction, so a worker that dies leaves the occurrence to the next round; and
- * one run per occurrence is all the database allows. An occurrence that fails (a closed period, an archived account)
- * is recorded with its reason and retried after RETRY_DELAYS_MINUTES; later occurrences wait for it, in order.
+ * Runs due occurrences (their nominal date today or earlier, UTC), each exactly once and each template's in order, in
+ * passes: a pass runs one occurrence of every due template, so a round runs at most CATCH_UP_PER_ROUND of one
+ * template, and what is due today in any firm runs in the round's first pass, however long another's backlog. A pass
+ * takes the firms in turn (the first template of each firm, then the second...), firms and templates the worker
+ * served least recently first, so when `limit` ends a round before everything ran, the next one starts with what
+ * waited.
+ *
+ * Exactly once: each occurrence runs in a transaction of its own that claims its template with FOR UPDATE SKIP
+ * LOCKED (workers never run one template at once, and one skips a template another holds) and checks it is still
+ * due; the run, its entry (through the ledger's idempotent posting path, under the key `<template>:<occurrence>`)
+ * and the template's next occurrence are written together, so a worker that dies leaves the occurrence to the next
+ * round; and one run per occurrence is all the database allows. An occurrence that fails (a closed period, an
+ * archived account) is recorded with its reason and retried after RETRY_DELAYS_MINUTES; later occurrences wait for
+ * it, in order.
  */
 export async function runDueScheduledEntries(
   db: Db,
-  options: { now?: Date; limit?: number; organizationId?: string } = {},
+  options: { now?: Date; limit?: number; perTemplate?: number; organizationId?: string } = {},
 ): Promise<ScheduledRunResult> {
   const now = options.now ?? new Date();
-  const today = now.toISOString().slice(0, 10);
+  const due = dueFilter(now, options.organizationId ?? null);
   const result: ScheduledRunResult = { posted: 0, failed: 0 };
-  const limit = options.limit ?? 500;
-  for (let i = 0; i < limit; i++) {
-    const outcome = await db.transaction(async (tx) => {
-      const [t] = rowsOf<{ id: string }>(
-        await tx.execute(sql`
-          select id from scheduled_journal_entries
-          where status = 'active' and next_occurrence <= ${today}::date
-            and (retry_at is null or retry_at <= ${now.toISOString()}::timestamptz)
-            and (${options.organizationId ?? null}::uuid is null or organization_id = ${options.organizationId ?? null}::uuid)
-          order by next_occurrence, id
-          limit 1
-          for update skip locked`),
-      );
-      if (!t) return null;
-      const [row] = await tx.select().from(scheduledJournalEntries).where(eq(scheduledJournalEntries.id, t.id));
-      return runOccurrence(tx as unknown as Db, row as Row, now);
-    });
-    if (outcome === null) break;
-    result[outcome]++;
+  const limit = options.limit ?? OCCURRENCES_PER_ROUND;
+  let ran = 0;
+  for (let pass = 0; pass < (options.perTemplate ?? CATCH_UP_PER_ROUND) && ran < limit; pass++) {
+    const ids = rowsOf<{ id: string }>(
+      await db.execute(sql`
+        select t.id from scheduled_journal_entries t
+        join organizations o on o.id = t.organization_id
+        where ${due}
+        order by
+          row_number() over (partition by o.firm_id order by t.last_run_at nulls first, t.next_occurrence, t.id),
+          max(t.last_run_at) over (partition by o.firm_id) nulls first,
+          o.firm_id
+        limit ${limit - ran}`),
+    );
+    const before = ran;
+    for (const { id } of ids) {
+      const outcome = await db.transaction(async (tx) => {
+        const [claimed] = rowsOf<{ id: string }>(
+          await tx.execute(sql`select t.id from scheduled_journal_entries t
+            where t.id = ${id} and ${due} for update skip locked`),
+        );
+        if (!claimed) return null;
+        const [row] = await tx.select().from(scheduledJournalEntries).where(eq(scheduledJournalEntries.id, id));
+        return runOccurrence(tx as unknown as Db, row as Row, now);
+      });
+      if (outcome === null) continue;
+      result[outcome]++;
+      ran++;
+    }
+    if (ran === before) break;
   }
   return result;
 }
+
+/** A template whose next occurrence is due and not waiting for a retry (`t` is scheduled_journal_entries). */
+const dueFilter = (now: Date, organizationId: string | null) => sql`t.status = 'active'
+  and t.next_occurrence <= ${now.toISOString().slice(0, 10)}::date
+  and (t.retry_at is null or t.retry_at <= ${now.toISOString()}::timestamptz)
+  and (${organizationId}::uuid is null or t.organization_id = ${organizationId}::uuid)`;
 
 async function firmOf(db: Executor, organizationId: string): Promise<string> {
   const [row] = rowsOf<{ firm_id: string }>(
@@ -452,6 +483,7 @@ async function runOccurrence(tx: Db, t: Row, now: Date): Promise<'posted' | 'fai
         retryAt: null,
         failures: 0,
         lastError: null,
+        lastRunAt: now,
         updatedAt: sql`now()`,
       })
       .where(eq(scheduledJournalEntries.id, t.id));
@@ -485,6 +517,7 @@ async function runOccurrence(tx: Db, t: Row, now: Date): Promise<'posted' | 'fai
         failures,
         retryAt: new Date(now.getTime() + retryDelayMs(failures)),
         lastError: { code: err.code, message: err.message, occurrence, at: now.toISOString() },
+        lastRunAt: now,
         updatedAt: sql`now()`,
       })
       .where(eq(scheduledJournalEntries.id, t.id));

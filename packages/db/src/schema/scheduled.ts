@@ -52,6 +52,8 @@ export const scheduledJournalEntries = pgTable(
     /** A failed occurrence is tried again from this time on. */
     retryAt: timestamp('retry_at', { withTimezone: true }),
     failures: integer('failures').notNull().default(0),
+    /** When a worker last ran one of its occurrences: a round serves the least recently served first. */
+    lastRunAt: timestamp('last_run_at', { withTimezone: true }),
     lastError: jsonb('last_error').$type<{ code: string; message: string; occurrence: string; at: string }>(),
     version: integer('version').notNull().default(1),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

@@ -68,9 +68,11 @@ export const scheduledEntryRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'an end before the start, a startDate before the previous fiscal year...), its first entry after the ' +
           'books-closed date (422 PERIOD_CLOSED). The worker posts every occurrence from startDate on, on the entry ' +
           'date the weekend rule gives, under the idempotency key `<id>:<occurrence>` (route ' +
-          'scheduled-journal-entries), each exactly once; missed occurrences (the worker was down) are caught up in ' +
-          'order. A failed run (closed period, archived account) is recorded in history and lastError and retried ' +
-          'after 15 minutes, 1, 4 and 24 hours, then daily; later occurrences wait for it. Requires Idempotency-Key.',
+          'scheduled-journal-entries), each exactly once; missed occurrences (a startDate in the past, the worker was ' +
+          'down) are caught up in order, at most 12 of one template in a round of the worker (a minute apart by ' +
+          'default), firms and templates taking turns, so no backlog holds back what is due elsewhere. A failed run ' +
+          '(closed period, archived account) is recorded in history and lastError and retried after 15 minutes, 1, ' +
+          '4 and 24 hours, then daily; later occurrences wait for it. Requires Idempotency-Key.',
         headers: IdempotencyHeaders,
         body: CreateScheduledEntryBody,
         response: { 201: ScheduledEntryOne, ...WRITE_ERRORS },
