@@ -6345,7 +6345,9 @@ export interface components {
         /** @description Document id. */
         PathId7: string;
         PathId8: string;
+        /** @description The record's `Id`. */
         PathId9: string;
+        /** @description The transaction's `Id`. */
         PathTransactionId: string;
         /** @description Entries with a line on this account. */
         QueryAccountId: string;
@@ -6669,6 +6671,7 @@ export interface operations {
                 clientId: components["parameters"]["PathClientId2"];
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
+                /** @description The record's `Id`. */
                 id: components["parameters"]["PathId9"];
             };
             cookie?: never;
@@ -6702,6 +6705,7 @@ export interface operations {
                 clientId: components["parameters"]["PathClientId2"];
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
+                /** @description The record's `Id`. */
                 id: components["parameters"]["PathId9"];
             };
             cookie?: never;
@@ -6744,6 +6748,7 @@ export interface operations {
                 clientId: components["parameters"]["PathClientId2"];
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
+                /** @description The record's `Id`. */
                 id: components["parameters"]["PathId9"];
             };
             cookie?: never;
@@ -6969,6 +6974,7 @@ export interface operations {
             header?: never;
             path: {
                 clientId: components["parameters"]["PathClientId2"];
+                /** @description The transaction's `Id`. */
                 transactionId: components["parameters"]["PathTransactionId"];
             };
             cookie?: never;
@@ -6997,6 +7003,7 @@ export interface operations {
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
+                /** @description The transaction's `Id`. */
                 transactionId: components["parameters"]["PathTransactionId"];
             };
             cookie?: never;
@@ -7032,6 +7039,7 @@ export interface operations {
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
+                /** @description The transaction's `Id`. */
                 transactionId: components["parameters"]["PathTransactionId"];
             };
             cookie?: never;

@@ -96,13 +96,23 @@ export const CoverageEntry = Type.Object(
 
 const entityNames = COVERAGE.map((e) => e.entity).join(', ');
 
+/**
+ * A record's id on its platform: a UUID here, digits on QuickBooks Online. Letters, digits, `-` and `_` only, so an id
+ * can never be a path of its own (`..`, `a/b`) wherever it is put into one.
+ */
+const RecordId = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$', description });
+
 export const EntityParams = Type.Object({
   clientId: Type.String(),
   entity: Type.String({
     description: `The platform's entity name, in any case: ${entityNames}. See GET /acct/coverage.`,
   }),
 });
-export const EntityIdParams = Type.Object({ ...EntityParams.properties, id: Type.String({ maxLength: 100 }) });
+export const EntityIdParams = Type.Object({
+  ...EntityParams.properties,
+  id: RecordId("The record's `Id`."),
+});
 
 export const Paging = {
   maxResults: Type.Optional(
@@ -158,7 +168,7 @@ export const TransactionGetQuery = Type.Object({
 });
 export const TransactionParams = Type.Object({
   clientId: Type.String(),
-  transactionId: Type.String({ maxLength: 100 }),
+  transactionId: RecordId("The transaction's `Id`."),
 });
 
 export const TransactionWrite = Type.Object(
