@@ -880,7 +880,8 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
           }),
         };
       }
-      const { entry, operation, id } = target;
+      const { operation, id } = target;
+      const entry = covered(target.entry.entity, operation);
       request.agentAudit.entityType = entry.entity;
       requireScope(request, entry.scopes[operation]);
       if (operation === 'read') {
