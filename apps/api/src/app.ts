@@ -3,8 +3,9 @@ import { Format, registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/t
 import { type Aggregator, PlaidAggregator } from '@firm/banking';
 import { isIsoTimestamp } from '@firm/core';
 import { type Database, DatabaseStatus } from '@firm/db';
+import type { AuditTrail } from '@firm/gateway';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { bankTokenKeysOf, type Config, trustProxyOf, webhookSecretKeysOf } from './config';
+import { auditTrailOf, bankTokenKeysOf, type Config, trustProxyOf, webhookSecretKeysOf } from './config';
 import { sendErrorPage } from './html';
 import { registerJsonBodyParser } from './json-body';
 import { browserOriginRefusal, MCP_PATH } from './origin';
@@ -54,6 +55,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** The bank-data aggregator feeds connect through; default: Plaid's client configured by PLAID_*. */
   aggregator?: Aggregator;
+  /** The agent audit trail's keys and anchors; default: from the config (`auditTrailOf`). */
+  auditTrail?: AuditTrail;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -108,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   app.decorate('bankTokenKeys', bankTokenKeysOf(config));
   app.decorate('webhookSecretKeys', webhookSecretKeysOf(config));
+  app.decorate('auditTrail', deps.auditTrail ?? (await auditTrailOf(config)));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     const guard = request.routeOptions.config?.browserOrigin ?? (pathOf(request.url) === MCP_PATH ? 'json' : null);

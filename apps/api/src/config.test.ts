@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, trustProxyOf, webhookSecretKeysOf } from './config';
+import { auditTrailOf, ConfigError, loadConfig, trustProxyOf, webhookSecretKeysOf } from './config';
 
 const KEYS = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
 
@@ -20,8 +20,12 @@ describe('loadConfig', () => {
   it('needs PUBLIC_ORIGIN in production, so discovery documents never come from a Host header', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PUBLIC_ORIGIN/);
     expect(
-      loadConfig({ NODE_ENV: 'production', PUBLIC_ORIGIN: 'https://api.example.com', WEBHOOK_SECRET_KEYS: KEYS })
-        .PUBLIC_ORIGIN,
+      loadConfig({
+        NODE_ENV: 'production',
+        PUBLIC_ORIGIN: 'https://api.example.com',
+        WEBHOOK_SECRET_KEYS: KEYS,
+        AUDIT_HMAC_KEYS: KEYS,
+      }).PUBLIC_ORIGIN,
     ).toBe('https://api.example.com');
   });
 
@@ -33,6 +37,34 @@ describe('loadConfig', () => {
     const config = loadConfig({ WEBHOOK_SECRET_KEYS: `k2:${Buffer.alloc(32, 2).toString('base64')},${KEYS}` });
     expect(webhookSecretKeysOf(config).current).toBe('k2');
     expect([...webhookSecretKeysOf(config).keys.keys()]).toEqual(['k2', 'k1']);
+  });
+
+  it('needs AUDIT_HMAC_KEYS in production, so no database writer can recompute the agent audit chain', async () => {
+    const production = { NODE_ENV: 'production', PUBLIC_ORIGIN: 'https://api.example.com', WEBHOOK_SECRET_KEYS: KEYS };
+    expect(() => loadConfig(production)).toThrow(
+      'invalid configuration: AUDIT_HMAC_KEYS: required when NODE_ENV=production (k1:<32 random bytes in base64>)',
+    );
+    expect(() => loadConfig({ AUDIT_HMAC_KEYS: 'k1:short' })).toThrow(/AUDIT_HMAC_KEYS/);
+    const dir = mkdtempSync(join(tmpdir(), 'config-audit-'));
+    try {
+      const rotated = `k2:${Buffer.alloc(32, 2).toString('base64')},${KEYS}`;
+      const trail = await auditTrailOf(loadConfig({ ...production, AUDIT_HMAC_KEYS: rotated, DATA_DIR: dir }));
+      expect(trail.keys.current).toBe('k2');
+      expect([...trail.keys.keys.keys()]).toEqual(['k2', 'k1']);
+      expect(trail.anchors.dir).toBe(join(dir, 'audit-anchors'));
+      const elsewhere = join(dir, 'anchors');
+      expect(
+        (await auditTrailOf(loadConfig({ ...production, AUDIT_HMAC_KEYS: KEYS, AUDIT_ANCHOR_DIR: elsewhere }))).anchors
+          .dir,
+      ).toBe(elsewhere);
+      // Outside production, without the setting: a key made once in the data directory, outside the database.
+      const local = await auditTrailOf(loadConfig({ DATA_DIR: dir }));
+      expect(local.keys.current).toMatch(/^local-/);
+      expect(readFileSync(join(dir, 'audit-hmac-keys'), 'utf8')).toMatch(/^local-[0-9a-f]{8}:/);
+      expect((await auditTrailOf(loadConfig({ DATA_DIR: dir }))).keys.current).toBe(local.keys.current);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads TRUST_PROXY as off, on, or a list of proxies', () => {

@@ -1,5 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DEVELOPMENT_TOKEN_KEYS, parseTokenKeys, type TokenKeys } from '@firm/banking';
+import { type AuditTrail, openAuditTrail } from '@firm/gateway';
 import { type QboConfig, qboConfigFrom } from '@firm/qbo';
 import { DEVELOPMENT_SECRET_KEYS, parseSecretKeys, type SecretKeys } from '@firm/webhooks';
 import { type Static, Type } from 'typebox';
@@ -139,6 +142,18 @@ const ConfigSchema = Type.Object({
    * first seals, every one listed still opens. Required in production when QBO_CLIENT_ID is set.
    */
   QBO_TOKEN_ENCRYPTION_KEY: Type.Optional(Type.String({ pattern: SEALING_KEYS })),
+  /**
+   * Keys of the agent audit chain's HMACs, in the same form: the first signs new events, every one listed still
+   * verifies the events signed with it (each event stores its key id). Required in production. Elsewhere, unset: a
+   * key generated on first start into DATA_DIR/audit-hmac-keys, outside the database.
+   */
+  AUDIT_HMAC_KEYS: Type.Optional(Type.String({ pattern: SEALING_KEYS })),
+  /**
+   * Where each firm's audit chain head is anchored (signed files), out of reach of whoever can write to the database,
+   * so that deleting the chain's last events shows. Default DATA_DIR/audit-anchors; with several API hosts, a volume
+   * they all mount.
+   */
+  AUDIT_ANCHOR_DIR: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -154,6 +169,7 @@ const SECRET_FILE_KEYS = [
   'WEBHOOK_SECRET_KEYS',
   'QBO_CLIENT_SECRET',
   'QBO_TOKEN_ENCRYPTION_KEY',
+  'AUDIT_HMAC_KEYS',
 ] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -198,6 +214,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'invalid configuration: WEBHOOK_SECRET_KEYS: required when NODE_ENV=production (k1:<32 random bytes in base64>)',
     );
   }
+  if (config.NODE_ENV === 'production' && !config.AUDIT_HMAC_KEYS) {
+    throw new ConfigError(
+      'invalid configuration: AUDIT_HMAC_KEYS: required when NODE_ENV=production (k1:<32 random bytes in base64>)',
+    );
+  }
   try {
     qboConfigOf(config);
   } catch (err) {
@@ -220,6 +241,31 @@ export function bankTokenKeysOf(config: Config): TokenKeys | null {
 export const webhookSecretKeysOf = (config: Config): SecretKeys =>
   parseSecretKeys(config.WEBHOOK_SECRET_KEYS ?? DEVELOPMENT_SECRET_KEYS);
 
+/** The agent audit trail: its keys (AUDIT_HMAC_KEYS, or outside production the generated local key) and anchors. */
+export async function auditTrailOf(config: Config): Promise<AuditTrail> {
+  try {
+    return await openAuditTrail({
+      keys: config.AUDIT_HMAC_KEYS,
+      dataDir: config.DATA_DIR,
+      anchorDir: config.AUDIT_ANCHOR_DIR,
+      production: config.NODE_ENV === 'production',
+    });
+  } catch (err) {
+    throw new ConfigError(`invalid configuration: ${(err as Error).message}`);
+  }
+}
+
+/** The audit key of tests: a fixed, public value. */
+export const TEST_AUDIT_HMAC_KEYS = `test:${Buffer.alloc(32, 5).toString('base64')}`;
+
+let testAnchorDir: string | undefined;
+
+function makeTestAnchorDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'audit-anchors-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 /** Defaults for tests and embedding: everything a real start-up would have, without the environment. */
 export const testConfig = (overrides: Partial<Config> = {}): Config => ({
   // Tests fire many requests with one key; the rate-limit tests set their own limits.
@@ -230,6 +276,9 @@ export const testConfig = (overrides: Partial<Config> = {}): Config => ({
     RATE_LIMIT_ANONYMOUS_MAX: '1000000',
     AGENT_WRITE_BUDGET: '1000000',
     AGENT_READ_LIMIT: '1000000',
+    AUDIT_HMAC_KEYS: TEST_AUDIT_HMAC_KEYS,
+    // Anchors of this test process's firms, never in the working directory's data directory.
+    AUDIT_ANCHOR_DIR: (testAnchorDir ??= makeTestAnchorDir()),
   }),
   ...overrides,
 });

@@ -37,6 +37,19 @@ describe('npm start on the embedded database', () => {
       expect(res.status).toBe(200);
       expect(((await res.json()) as { data: unknown[] }).data).toHaveLength(2);
 
+      // The agent audit trail needs no configuration: its key is made once in the data directory, outside the
+      // database, and the CLI (run in this server) checks the chain and its anchor with it.
+      const agentCall = await fetch(`${base}/agent/v1/acct/clients`, { headers: { authorization: `Bearer ${key}` } });
+      expect(agentCall.status).toBe(200);
+      const auditKey = await readFile(join(dataDir, 'audit-hmac-keys'), 'utf8');
+      expect(auditKey).toMatch(/^local-[0-9a-f]{8}:/);
+      const verified = await cli(dataDir, 'audit', 'verify');
+      expect(verified, verified.stderr).toMatchObject({ code: 0 });
+      expect(verified.stdout).toMatch(/audit trail intact: 1 agent audit event of 1 firm/);
+      expect(verified.stdout).toMatch(
+        /1 event; HMAC-keyed from event 1; head event 1 [0-9a-f]{64}; anchored at event 1/,
+      );
+
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
@@ -46,13 +59,19 @@ describe('npm start on the embedded database', () => {
       expect(again.output()).toContain(key as string);
       const companies = await fetch(`${again.base}/api/v1/companies`, { headers: { authorization: `Bearer ${key}` } });
       expect(((await companies.json()) as { data: unknown[] }).data).toHaveLength(2);
+      // The same key after the restart: the chain goes on and still verifies.
+      await fetch(`${again.base}/agent/v1/acct/clients`, { headers: { authorization: `Bearer ${key}` } });
+      expect(await readFile(join(dataDir, 'audit-hmac-keys'), 'utf8')).toBe(auditKey);
+      const reverified = await cli(dataDir, 'audit', 'verify');
+      expect(reverified, reverified.stderr).toMatchObject({ code: 0 });
+      expect(reverified.stdout).toMatch(/audit trail intact: 2 agent audit events of 1 firm/);
       const stopped = new Promise<number | null>((resolve) => again.child.once('exit', (code) => resolve(code)));
       again.child.kill('SIGINT');
       expect(await stopped).toBe(0);
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  }, 90_000);
+  }, 150_000);
 });
 
 /** Runs `npm run cli` (its bin) on the embedded database in dataDir; never throws on a non-zero exit. */

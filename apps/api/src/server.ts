@@ -44,7 +44,8 @@ async function main() {
   if (owner) {
     // `npm run cli` against this data directory runs its commands here, on this process's database.
     const banking = app.bankTokenKeys ? { aggregator: app.aggregator, tokenKeys: app.bankTokenKeys } : undefined;
-    owner.serve((argv, io) => runCli(argv, database, io, banking, app.qbo?.config ?? null));
+    const audit = async () => app.auditTrail;
+    owner.serve((argv, io) => runCli(argv, database, io, banking, app.qbo?.config ?? null, audit));
     app.addHook('preClose', async () => owner.stopServing());
   }
 

@@ -1,7 +1,7 @@
 import type { Aggregator, TokenKeys } from '@firm/banking';
 import type { Scope } from '@firm/core';
 import type { Database, DatabaseStatus } from '@firm/db';
-import type { Client } from '@firm/gateway';
+import type { AuditTrail, Client } from '@firm/gateway';
 import type { Credential, Organization } from '@firm/identity';
 import type { SecretKeys } from '@firm/webhooks';
 import type { Config } from './config';
@@ -43,6 +43,8 @@ declare module 'fastify' {
     bankTokenKeys: TokenKeys | null;
     /** The keys webhook signing secrets are sealed under. */
     webhookSecretKeys: SecretKeys;
+    /** The agent audit trail's keys and the anchors of its chains' heads. */
+    auditTrail: AuditTrail;
     /** Every route registered, as method and URL pattern. */
     routeTable: ReadonlyArray<{ method: string; url: string }>;
   }

@@ -1,6 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { type Database, DataDirInUseError, claimDataDir, openDatabase, runInOwner } from '@firm/db';
 import { DEVELOPMENT_TOKEN_KEYS, PlaidAggregator, parseTokenKeys } from '@firm/banking';
+import { openAuditTrail } from '@firm/gateway';
 import { qboConfigFrom } from '@firm/qbo';
 import { type BankingDeps, type Io, describeFailure, parseCommand, readsStdin, runCli } from './main';
 
@@ -22,6 +24,20 @@ function bankingFromEnv(env = process.env): BankingDeps | undefined {
 /** QuickBooks Online from the environment, as the API reads it; null when QBO_CLIENT_ID is not set. */
 const qboFromEnv = (env = process.env) => qboConfigFrom(env, { production: env.NODE_ENV === 'production' });
 
+/** The audit trail from the environment, as the API reads it; opened only by the command that verifies it. */
+const auditFromEnv =
+  (env = process.env) =>
+  async () => {
+    const file = env.AUDIT_HMAC_KEYS_FILE;
+    const keys = env.AUDIT_HMAC_KEYS || (file ? (await readFile(file, 'utf8')).trim() : undefined);
+    return openAuditTrail({
+      keys,
+      dataDir: env.DATA_DIR || './.data',
+      anchorDir: env.AUDIT_ANCHOR_DIR || undefined,
+      production: env.NODE_ENV === 'production',
+    });
+  };
+
 const io: Io = {
   out: (t) => process.stdout.write(`${t}\n`),
   err: (t) => process.stderr.write(`${t}\n`),
@@ -40,9 +56,11 @@ async function runEmbedded(dataDir: string, stdin: string | undefined): Promise<
       const owner = await claimDataDir(dataDir);
       const database = openDatabase({ dataDir });
       const banking = bankingFromEnv();
-      owner.serve((forwardedArgv, forwardedIo) => runCli(forwardedArgv, database, forwardedIo, banking, qboFromEnv()));
+      owner.serve((forwardedArgv, forwardedIo) =>
+        runCli(forwardedArgv, database, forwardedIo, banking, qboFromEnv(), auditFromEnv()),
+      );
       try {
-        return await runCli(argv, database, io, banking, qboFromEnv());
+        return await runCli(argv, database, io, banking, qboFromEnv(), auditFromEnv());
       } finally {
         await owner.stopServing();
         await database.close();
@@ -58,7 +76,14 @@ async function runEmbedded(dataDir: string, stdin: string | undefined): Promise<
 async function runOnPostgres(url: string): Promise<number> {
   let database: Database | null = null;
   try {
-    return await runCli(argv, () => (database = openDatabase({ url, poolMax: 2 })), io, bankingFromEnv(), qboFromEnv());
+    return await runCli(
+      argv,
+      () => (database = openDatabase({ url, poolMax: 2 })),
+      io,
+      bankingFromEnv(),
+      qboFromEnv(),
+      auditFromEnv(),
+    );
   } finally {
     await (database as Database | null)?.close();
   }

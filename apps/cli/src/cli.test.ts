@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { accounts, agentAuditEvents, apiKeys, firms, organizations, users } from '@firm/db';
-import { appendAuditEvent } from '@firm/gateway';
+import { type AuditTrail, appendAuditEvent, openAuditTrail } from '@firm/gateway';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { authenticateApiKey, verifyLogin } from '@firm/identity';
 import { and, count, eq, sql } from 'drizzle-orm';
@@ -14,15 +14,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE, parseCommand, runCli } from './main';
 
 let database: TestDatabase;
+let auditDir: string;
+let trail: AuditTrail;
 beforeAll(async () => {
   database = await createTestDatabase();
+  auditDir = await mkdtemp(join(tmpdir(), 'cli-audit-'));
+  trail = await openAuditTrail({
+    keys: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+    dataDir: auditDir,
+    production: false,
+  });
 });
-afterAll(() => database.close());
+afterAll(async () => {
+  await database.close();
+  await rm(auditDir, { recursive: true, force: true });
+});
 
 async function cli(...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(argv, database, { out: (t) => out.push(t), err: (t) => err.push(t) });
+  const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
+  const code = await runCli(argv, database, io, undefined, null, async () => trail);
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -454,11 +466,11 @@ describe('bank-feed', () => {
 });
 
 describe('audit verify', () => {
-  it('passes on an intact chain and names the first edited, deleted or inserted event', async () => {
-    const [firm] = await database.db.insert(firms).values({ slug: 'audited', name: 'Audited' }).returning();
+  async function auditedFirm(slug: string, operations: string[]) {
+    const [firm] = await database.db.insert(firms).values({ slug, name: slug }).returning();
     const firmId = firm?.id as string;
-    const event = (operation: string) =>
-      appendAuditEvent(database.db, {
+    for (const operation of operations) {
+      await appendAuditEvent(database.db, trail, {
         firmId,
         organizationId: null,
         actorKind: 'oauth_token',
@@ -475,25 +487,66 @@ describe('audit verify', () => {
         syncTokenBefore: null,
         syncTokenAfter: null,
       });
-    for (const op of ['clients.list', 'transactions.create', 'transactions.update', 'transactions.read'])
-      await event(op);
+    }
+    return firmId;
+  }
+
+  it('passes on an intact chain and names an edited or deleted event', async () => {
+    const firmId = await auditedFirm('audited', [
+      'clients.list',
+      'transactions.create',
+      'transactions.update',
+      'transactions.read',
+    ]);
     const ok = await cli('audit', 'verify', '--firm', firmId);
     expect(ok.code).toBe(0);
     expect(ok.out).toContain('audit trail intact: 4 agent audit events');
+    expect(ok.out).toMatch(
+      new RegExp(`firm ${firmId}: 4 events; HMAC-keyed from event 1; head event 4 [0-9a-f]{64}; anchored at event 4`),
+    );
 
     const at = (seq: number) => and(eq(agentAuditEvents.firmId, firmId), eq(agentAuditEvents.seq, seq));
     await database.db.update(agentAuditEvents).set({ outcome: 'refused' }).where(at(2));
     const edited = await cli('audit', 'verify', '--firm', firmId);
     expect(edited.code).toBe(1);
-    expect(edited.err).toMatch(/event 2 \(.+\) its content does not match its hash/);
+    expect(edited.err).toMatch(/event 2 \(.+\) does not match its HMAC under audit key k1: it was altered or forged/);
     const json = await cli('audit', 'verify', '--firm', firmId, '--json');
-    expect(JSON.parse(json.out).breaks[0]).toMatchObject({ firmId, seq: 2 });
+    expect(JSON.parse(json.out).breaks[0]).toMatchObject({ firmId, seq: 2, kind: 'altered' });
     await database.db.update(agentAuditEvents).set({ outcome: 'succeeded' }).where(at(2));
     expect((await cli('audit', 'verify', '--firm', firmId)).code).toBe(0);
 
     await database.db.delete(agentAuditEvents).where(at(3));
     const deleted = await cli('audit', 'verify');
     expect(deleted.code).toBe(1);
-    expect(deleted.err).toMatch(/event 4 \(.+\) sequence jumps from 2 to 4/);
+    expect(deleted.err).toContain(`firm ${firmId}: gap: event 3 missing`);
+  });
+
+  it('reports a cut tail, naming the missing events, after the last five events were deleted in SQL', async () => {
+    const firmId = await auditedFirm(
+      'audited-tail',
+      Array.from({ length: 10 }, (_, i) => `op.${i + 1}`),
+    );
+    expect((await cli('audit', 'verify', '--firm', firmId)).code).toBe(0);
+    await database.db.execute(sql`delete from agent_audit_events where firm_id = ${firmId} and seq > 5`);
+
+    const cut = await cli('audit', 'verify', '--firm', firmId);
+    expect(cut.code).toBe(1);
+    expect(cut.out).toContain('audit trail broken: 5 agent audit events of 1 firm');
+    expect(cut.err).toMatch(
+      new RegExp(`firm ${firmId}: tail cut: events 6\\.\\.10 missing \\(the anchor written at .+ records event 10\\)`),
+    );
+    const json = JSON.parse((await cli('audit', 'verify', '--firm', firmId, '--json')).out);
+    expect(json).toMatchObject({
+      ok: false,
+      breaks: [{ firmId, seq: 6, kind: 'tail_cut' }],
+      chains: [{ firmId, events: 5, head: { seq: 5 }, anchor: { seq: 10 }, keyedFrom: 1 }],
+    });
+  });
+
+  it('says it cannot check without the audit keys', async () => {
+    const out: string[] = [];
+    const code = await runCli(['audit', 'verify'], database, { out: (t) => out.push(t), err: (t) => out.push(t) });
+    expect(code).toBe(1);
+    expect(out.join('\n')).toBe('error: the audit keys are not configured (AUDIT_HMAC_KEYS)');
   });
 });

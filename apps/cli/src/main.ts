@@ -10,7 +10,7 @@ import {
   purgeExpiredIdempotencyKeys,
 } from '@firm/db';
 import { DEMO_FIRM_SLUG, DEMO_OWNER_EMAIL, seedDemo } from '@firm/demo';
-import { verifyAuditChains } from '@firm/gateway';
+import { type AuditTrail, type ChainReport, verifyAuditChains } from '@firm/gateway';
 import {
   USER_ROLES,
   type UserRole,
@@ -52,6 +52,8 @@ interface Run {
   banking: BankingDeps | undefined;
   /** QuickBooks Online, when QBO_CLIENT_ID is set. */
   qbo: QboConfig | null;
+  /** The agent audit trail's keys and anchors, opened only by the command that needs them. */
+  audit: (() => Promise<AuditTrail>) | undefined;
 }
 
 interface Command {
@@ -475,24 +477,42 @@ const COMMANDS: Command[] = [
     name: ['audit', 'verify'],
     options: { ...json, firm: { type: 'string' } },
     synopsis: '[--firm ID] [--json]',
-    summary: "check the agent audit trail's hash chains; names the first bad event",
-    help: 'Exit code 1 when a chain is broken: an event edited, inserted or deleted after it was written.',
-    async run({ values, database, io }) {
+    summary: "check the agent audit trail's chains against their keys and anchors; names every bad event",
+    help:
+      "Each firm's chain is checked event by event (HMAC under the audit key each event names, or plain SHA-256 for\n" +
+      "events written before the chain was keyed) and its end against the firm's anchor (AUDIT_ANCHOR_DIR).\n" +
+      'Exit code 1 when any chain is broken: a cut tail (events missing after the last one left, up to the\n' +
+      'anchor), an altered or forged event, a gap in the sequence, an event not linking to the one before, an\n' +
+      "event or anchor signed with a key not in AUDIT_HMAC_KEYS. Each chain's head (number and hash) is printed:\n" +
+      'kept elsewhere, it lets a later check see a cut tail even without the anchors.',
+    async run({ values, database, io, audit }) {
       const firmId = values.firm === undefined ? undefined : uuid(values.firm, '--firm');
-      const result = await verifyAuditChains(database.db, firmId ? { firmId } : {});
+      if (!audit) throw new CliError('the audit keys are not configured (AUDIT_HMAC_KEYS)');
+      const result = await verifyAuditChains(database.db, await audit(), firmId ? { firmId } : {});
       const summary = `${result.events} agent audit event${result.events === 1 ? '' : 's'} of ${result.firms} firm${
         result.firms === 1 ? '' : 's'
       }`;
-      if (values.json) io.out(JSON.stringify(result));
-      else if (result.ok) io.out(`audit trail intact: ${summary}`);
-      if (!result.ok && !values.json) {
-        io.err(
-          [
-            `audit trail broken (${summary}):`,
-            ...result.breaks.map((b) => `  firm ${b.firmId}: event ${b.seq} (${b.id}) ${b.problem}`),
-          ].join('\n'),
-        );
+      if (values.json) {
+        io.out(JSON.stringify(result));
+        return result.ok ? 0 : 1;
       }
+      io.out(
+        [`audit trail ${result.ok ? 'intact' : 'broken'}: ${summary}`, ...result.chains.map(describeChain)].join('\n'),
+      );
+      const lines = result.warnings.map((w) => `warning: ${w}`);
+      if (!result.ok) {
+        lines.push(`audit trail broken (${summary}):`);
+        for (const chain of result.chains) {
+          const listed = result.breaks.filter((b) => b.firmId === chain.firmId);
+          lines.push(...listed.map((b) => `  firm ${b.firmId}: ${b.problem}`));
+          if (chain.problems > listed.length) {
+            lines.push(
+              `  firm ${chain.firmId}: and ${chain.problems - listed.length} more problems (--json lists them)`,
+            );
+          }
+        }
+      }
+      if (lines.length) io.err(lines.join('\n'));
       return result.ok ? 0 : 1;
     },
   },
@@ -507,6 +527,22 @@ const COMMANDS: Command[] = [
   },
 ];
 
+/** One line per chain: where keyed protection begins, its head (to keep elsewhere) and its anchor. */
+function describeChain(c: ChainReport): string {
+  const count = `${c.events} event${c.events === 1 ? '' : 's'}`;
+  const keyed =
+    c.keyedFrom === null
+      ? c.events > 0
+        ? 'plain SHA-256, not keyed yet'
+        : null
+      : c.keyedFrom > 1
+        ? `plain SHA-256 up to event ${c.keyedFrom - 1}, HMAC-keyed from event ${c.keyedFrom}`
+        : 'HMAC-keyed from event 1';
+  const head = c.head ? `head event ${c.head.seq} ${c.head.hash}` : null;
+  const anchor = c.anchor ? `anchored at event ${c.anchor.seq} (${c.anchor.writtenAt})` : 'no anchor';
+  return `  firm ${c.firmId}: ${[count, keyed, head, anchor].filter(Boolean).join('; ')}`;
+}
+
 const synopsisOf = (c: Command) => [...c.name, ...(c.args ?? []), ...(c.synopsis ? [c.synopsis] : [])].join(' ');
 
 export const USAGE = `usage: npm run cli -- <command> [options]
@@ -517,7 +553,7 @@ ${COMMANDS.map((c) => `  ${synopsisOf(c)}\n      ${c.summary}`).join('\n')}
 Every command takes --help. Exit codes: 0 done, 1 failed (one line on stderr says why), 2 usage error.
 environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data); while a server
 owns that directory, commands run in the server. Bank feeds: PLAID_CLIENT_ID, PLAID_SECRET, PLAID_BASE_URL,
-BANK_TOKEN_KEYS as for the API.`;
+BANK_TOKEN_KEYS as for the API. Audit verification: AUDIT_HMAC_KEYS and AUDIT_ANCHOR_DIR as for the API.`;
 
 function helpOf(c: Command): string {
   return [`usage: npm run cli -- ${synopsisOf(c)}`, '', c.summary, ...(c.help ? ['', c.help] : [])].join('\n');
@@ -586,6 +622,7 @@ export async function runCli(
   io: Io,
   banking?: BankingDeps,
   qbo: QboConfig | null = null,
+  audit?: () => Promise<AuditTrail>,
 ): Promise<number> {
   const parsed = parseCommand(argv);
   if (parsed.kind === 'help') {
@@ -600,7 +637,7 @@ export async function runCli(
   try {
     const db = typeof database === 'function' ? database() : database;
     const print = (value: unknown, human: string) => io.out(values.json ? JSON.stringify(value) : human);
-    return await command.run({ values, args, database: db, io, print, banking, qbo });
+    return await command.run({ values, args, database: db, io, print, banking, qbo, audit });
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`${err.message}\n\n${helpOf(command)}`);

@@ -6,3 +6,5 @@ export * from './passthrough';
 export * from './skills';
 export * from './health';
 export * from './limits';
+export * from './audit-anchors';
+export * from './audit-keys';

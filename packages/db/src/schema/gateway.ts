@@ -69,8 +69,9 @@ export const recordVersions = pgTable(
 );
 
 /**
- * What agents did through the gateway, one hash chain per firm: `hash` covers the event's fields and
- * `prev_hash`, the hash of the firm's event `seq - 1`.
+ * What agents did through the gateway, one chain per firm: `hash` covers the event's fields and `prev_hash`, the hash
+ * of the firm's event `seq - 1`. With a `key_id` it is an HMAC-SHA256 under that audit key (kept outside the
+ * database); without one (events written before the chain was keyed) a plain SHA-256.
  */
 export const agentAuditEvents = pgTable(
   'agent_audit_events',
@@ -99,6 +100,8 @@ export const agentAuditEvents = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     prevHash: text('prev_hash').notNull(),
     hash: text('hash').notNull(),
+    /** The audit key `hash` is an HMAC under; null for a plain SHA-256 event written before the chain was keyed. */
+    keyId: text('key_id'),
   },
   (t) => [
     unique('agent_audit_events_firm_seq_key').on(t.firmId, t.seq),

@@ -141,14 +141,14 @@ describe('an agent with an OAuth access token', () => {
       operation: 'clients.update',
       outcome: 'refused',
     });
-    const verified = await verifyAuditChains(t.database.db, { firmId: t.demo.firmId });
+    const verified = await verifyAuditChains(t.database.db, t.app.auditTrail, { firmId: t.demo.firmId });
     expect(verified).toMatchObject({ ok: true, breaks: [] });
     const edited = events.find((e: { operation: string }) => e.operation === 'transactions.create');
     await t.database.db
       .update(agentAuditEvents)
       .set({ entityId: 'someone-else' })
       .where(and(eq(agentAuditEvents.firmId, t.demo.firmId), eq(agentAuditEvents.id, edited.id)));
-    const broken = await verifyAuditChains(t.database.db, { firmId: t.demo.firmId });
+    const broken = await verifyAuditChains(t.database.db, t.app.auditTrail, { firmId: t.demo.firmId });
     expect(broken.ok).toBe(false);
     expect(broken.breaks[0]).toMatchObject({ id: edited.id, seq: edited.seq });
   });

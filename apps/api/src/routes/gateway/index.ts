@@ -371,7 +371,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     const params = request.params as { id?: string; transactionId?: string; entity?: string };
     const a = request.agentAudit ?? {};
-    await appendAuditEvent(db(), {
+    await appendAuditEvent(db(), app.auditTrail, {
       firmId: credential.firmId,
       organizationId: a.clientId ?? null,
       actorKind: credential.kind,

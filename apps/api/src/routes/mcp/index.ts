@@ -241,7 +241,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
     errorCode: string | null,
     dryRun: boolean,
   ) {
-    await appendAuditEvent(db(), {
+    await appendAuditEvent(db(), app.auditTrail, {
       firmId: credential.firmId,
       organizationId: clientId,
       actorKind: credential.kind,
