@@ -365,7 +365,7 @@ export interface paths {
         };
         /**
          * What agents did
-         * @description Every call an authenticated caller made on the gateway, newest first, hash-chained per firm (`npm run cli -- audit verify` checks the chain). A credential narrowed to some organizations sees only their events.
+         * @description Every call an authenticated caller made on the gateway, newest first, chained per firm under an HMAC audit key and anchored outside the database (`npm run cli -- audit verify` checks each chain, and that none was cut short). A credential narrowed to some organizations sees only their events.
          *
          *     Requires scope `acct:audit:read`.
          *
@@ -3959,10 +3959,12 @@ export interface components {
             entityId: string | null;
             entityType: string | null;
             errorCode: string | null;
-            /** @description SHA-256 over the fields of this event and prevHash. */
+            /** @description With a keyId: HMAC-SHA256 under that audit key over the fields of this event and prevHash, so only this service can write it. Without one (events written before the chain was keyed): SHA-256 over the same. */
             hash: string;
             /** Format: uuid */
             id: string;
+            /** @description The audit key the hash was made with; null for events written before the chain was keyed. */
+            keyId: string | null;
             /** @description e.g. clients.list, entities.read, transactions.create. */
             operation: string;
             outcome: "succeeded" | "refused" | "failed";

@@ -1,5 +1,6 @@
 import { acctClients, contacts, documents, journalEntries, recordVersions } from '@firm/db';
 import { createApiKey } from '@firm/identity';
+import { verifyAuditChains } from '@firm/gateway';
 import { count, eq, sum } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
@@ -410,7 +411,7 @@ describe('agent gateway: who may write', () => {
 });
 
 describe('agent gateway: audit events', () => {
-  it('records every call with its outcome, newest first, chained by hash', async () => {
+  it('records every call with its outcome, newest first, chained by HMAC under the audit key it names', async () => {
     const res = await send('GET', '/agent/v1/audit-events?limit=1000');
     expect(res.statusCode).toBe(200);
     const events = res.json().data;
@@ -426,6 +427,9 @@ describe('agent gateway: audit events', () => {
       expect(events[i].seq).toBe(events[i + 1].seq + 1);
       expect(events[i].prevHash).toBe(events[i + 1].hash);
     }
+    expect(new Set(events.map((e: { keyId: string }) => e.keyId))).toEqual(new Set([t.app.auditTrail.keys.current]));
+    const verified = await verifyAuditChains(t.database.db, t.app.auditTrail, { firmId: t.demo.firmId });
+    expect(verified).toMatchObject({ ok: true, chains: [{ keyedFrom: 1, anchor: { seq: events[0].seq } }] });
     const filtered = await send('GET', '/agent/v1/audit-events?operation=transactions.delete&limit=1');
     expect(filtered.json().data).toHaveLength(1);
     expect(filtered.json().data[0]).toMatchObject({ entityType: 'Invoice', clientId: t.orgId });

@@ -1012,9 +1012,9 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'What agents did',
         description:
-          'Every call an authenticated caller made on the gateway, newest first, hash-chained per firm ' +
-          '(`npm run cli -- audit verify` checks the chain). A credential narrowed to some organizations sees only ' +
-          'their events.',
+          'Every call an authenticated caller made on the gateway, newest first, chained per firm under an HMAC ' +
+          'audit key and anchored outside the database (`npm run cli -- audit verify` checks each chain, and that ' +
+          'none was cut short). A credential narrowed to some organizations sees only their events.',
         querystring: AuditQuery,
         response: { 200: PageOf(AuditEvent) },
       },
@@ -1046,6 +1046,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
           createdAt: e.createdAt.toISOString(),
           prevHash: e.prevHash,
           hash: e.hash,
+          keyId: e.keyId,
         })),
         nextCursor: page.nextCursor,
       };

@@ -244,7 +244,14 @@ export const AuditEvent = Type.Object(
     syncTokenAfter: Type.Union([Type.String(), Type.Null()]),
     createdAt: Timestamp(),
     prevHash: Type.String({ description: "The hash of the firm's previous event (64 zeros for the first)." }),
-    hash: Type.String({ description: 'SHA-256 over the fields of this event and prevHash.' }),
+    hash: Type.String({
+      description:
+        'With a keyId: HMAC-SHA256 under that audit key over the fields of this event and prevHash, so only this ' +
+        'service can write it. Without one (events written before the chain was keyed): SHA-256 over the same.',
+    }),
+    keyId: Type.Union([Type.String(), Type.Null()], {
+      description: 'The audit key the hash was made with; null for events written before the chain was keyed.',
+    }),
   },
   { title: 'AgentAuditEvent' },
 );
