@@ -50,6 +50,14 @@ describe('docker-compose.yml', () => {
     expect(compose).toMatch(/SESSION_SECRET_FILE: \/run\/secrets\/session_secret/);
   });
 
+  it('generates the audit key once, and gives the API it and a volume of its own for the audit anchors', () => {
+    expect(compose).toMatch(/test -s \/run\/secrets\/audit_hmac_keys \|\|/);
+    expect(compose).toMatch(/AUDIT_HMAC_KEYS_FILE: \/run\/secrets\/audit_hmac_keys/);
+    expect(compose).toMatch(/AUDIT_ANCHOR_DIR: \/audit-anchors/);
+    expect(compose).toMatch(/chown node:node \/audit-anchors/);
+    expect(compose).toMatch(/- audit-anchors:\/audit-anchors\n/);
+  });
+
   it('seeds through the compiled CLI, whose seed mints nothing on a seeded database, and checks readiness', () => {
     expect(compose).toMatch(/node dist\/cli\.js migrate && node dist\/cli\.js seed/);
     expect(compose).not.toMatch(/seed --new-key|npm run/);
