@@ -277,8 +277,8 @@ export const testConfig = (overrides: Partial<Config> = {}): Config => ({
     AGENT_WRITE_BUDGET: '1000000',
     AGENT_READ_LIMIT: '1000000',
     AUDIT_HMAC_KEYS: TEST_AUDIT_HMAC_KEYS,
-    // Anchors of this test process's firms, never in the working directory's data directory.
-    AUDIT_ANCHOR_DIR: (testAnchorDir ??= makeTestAnchorDir()),
+    // Never in the working directory's data directory: the test run's own (test/global-setup.ts), else this process's.
+    AUDIT_ANCHOR_DIR: process.env.TEST_AUDIT_ANCHOR_DIR ?? (testAnchorDir ??= makeTestAnchorDir()),
   }),
   ...overrides,
 });
