@@ -112,6 +112,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('bankTokenKeys', bankTokenKeysOf(config));
   app.decorate('webhookSecretKeys', webhookSecretKeysOf(config));
   app.decorate('auditTrail', deps.auditTrail ?? (await auditTrailOf(config)));
+  // Anchors of the last agent calls are written before the process goes.
+  app.addHook('onClose', async () => app.auditTrail.anchors.settled());
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     const guard = request.routeOptions.config?.browserOrigin ?? (pathOf(request.url) === MCP_PATH ? 'json' : null);

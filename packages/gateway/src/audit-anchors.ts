@@ -40,11 +40,17 @@ const macMessage = (a: Omit<AuditAnchor, 'mac'>) =>
  * highest number, and that number never goes down, whatever several processes write at once and without any lock
  * between them: a file appears whole and only once (written aside, then linked into place, which fails rather than
  * replace one already there), and a writer deletes only files below one it has seen (its own, or a later one that
- * verifies), so the highest file is never deleted by anyone. Files are not fsynced: after a crash of the host the
- * anchor may be a few events behind, which hides nothing that was anchored before it.
+ * verifies), so the highest file is never deleted by anyone. Files are not fsynced, and appends anchor in the
+ * background (`anchorSoon`): after a crash the anchor may be a few events behind, which hides nothing that was
+ * anchored before it.
  */
 export class AnchorStore {
   private readonly firmDirs = new Set<string>();
+  /** Per firm: the head waiting to be anchored, and the write under way (at most one per firm per process). */
+  private readonly waiting = new Map<string, { head: { seq: number; hash: string }; now: Date }>();
+  private readonly writing = new Map<string, Promise<void>>();
+  /** Why the last anchoring in the background failed; cleared by the next anchoring that succeeds. */
+  private failure: unknown = null;
 
   constructor(
     readonly dir: string,
@@ -96,6 +102,56 @@ export class AnchorStore {
         ),
     );
     return latest;
+  }
+
+  /**
+   * Anchors `head` in the background, off the appending request's path: while a firm's anchor is being written, later
+   * heads wait and only the latest of them is written next, so a busy chain costs one file at a time, not one per
+   * event. `onLatest` gets the firm's latest anchor after each write (a later one is another process's, or there were
+   * deletions below it). A failure is kept for `failed()` and retried with the next head.
+   */
+  anchorSoon(
+    firmId: string,
+    head: { seq: number; hash: string },
+    now: Date,
+    onLatest: (latest: AuditAnchor) => void,
+  ): void {
+    const queued = this.waiting.get(firmId);
+    if (!queued || queued.head.seq < head.seq) this.waiting.set(firmId, { head, now });
+    if (this.writing.has(firmId)) return;
+    const run = (async () => {
+      for (let next = this.waiting.get(firmId); next; next = this.waiting.get(firmId)) {
+        this.waiting.delete(firmId);
+        try {
+          onLatest(await this.advance(firmId, next.head, next.now));
+          this.failure = null;
+        } catch (err) {
+          this.failure = err;
+        }
+      }
+    })().finally(() => this.writing.delete(firmId));
+    this.writing.set(firmId, run);
+  }
+
+  /** The error of the last background anchoring, while no later one has succeeded. */
+  failed(): unknown {
+    return this.failure;
+  }
+
+  /**
+   * After a failed background anchoring: anchors `head` (the firm's head as this process knows it) now, and throws if
+   * that fails too, so appends stop while anchors cannot be written and go on once they can.
+   */
+  async recover(firmId: string, head: { seq: number; hash: string } | null): Promise<void> {
+    await this.settled();
+    if (!this.failure) return;
+    if (head) await this.advance(firmId, head);
+    this.failure = null;
+  }
+
+  /** Resolves once every anchor asked for so far is written (verification, shutdown and tests wait for it). */
+  async settled(): Promise<void> {
+    while (this.writing.size > 0) await Promise.all(this.writing.values());
   }
 
   /** The firm's latest anchor that verifies, and the later files that do not (newest first). */

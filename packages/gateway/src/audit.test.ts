@@ -64,8 +64,10 @@ async function newFirm(slug: string): Promise<string> {
   return firm?.id as string;
 }
 
+/** Appends n events and waits for their anchor, which follows in the background. */
 async function appendMany(firmId: string, n: number, on: AuditTrail = trail, db: Db = database.db) {
   for (let i = 1; i <= n; i++) await appendAuditEvent(db, on, input(firmId, `op.${i}`));
+  await on.anchors.settled();
 }
 
 const at = (firmId: string, seq: number) => and(eq(agentAuditEvents.firmId, firmId), eq(agentAuditEvents.seq, seq));
@@ -223,6 +225,25 @@ describe('tail cuts and the anchor', () => {
     expect(after.breaks.map((b) => b.problem)).toEqual(['gap: events 6..13 missing']);
   });
 
+  it('anchors in the background, and stops appending while anchors cannot be written, until they can', async () => {
+    const firmId = await newFirm('audit-anchor-unwritable');
+    await appendMany(firmId, 1);
+    const firmDir = join(dir, 'anchors', firmId);
+    await rm(firmDir, { recursive: true });
+    // A file where the firm's directory should be: every anchor write fails.
+    await writeFile(firmDir, 'not a directory');
+    await appendAuditEvent(database.db, trail, input(firmId, 'op.2'));
+    await trail.anchors.settled();
+    expect(trail.anchors.failed()).toBeTruthy();
+    await expect(appendAuditEvent(database.db, trail, input(firmId, 'op.3'))).rejects.toThrow();
+    expect((await chainOf(firmId)).map((e) => e.seq)).toEqual([1, 2]);
+    await rm(firmDir);
+    await appendMany(firmId, 1);
+    expect(trail.anchors.failed()).toBeNull();
+    expect(await readdir(firmDir)).toEqual(['0000000000000003.json']);
+    expect(await verifyAuditChains(database.db, trail, { firmId })).toMatchObject({ ok: true, breaks: [] });
+  });
+
   it('keeps the anchor monotonic while several connections append at once', async () => {
     const firmId = await newFirm('audit-anchor-monotonic');
     const extra = database.url ? [1, 2, 3].map(() => openDatabase({ url: database.url as string, poolMax: 3 })) : [];
@@ -245,6 +266,7 @@ describe('tail cuts and the anchor', () => {
           return appendAuditEvent(w.db, w.trail, input(firmId, `op.${i}`));
         }),
       );
+      await Promise.all(writers.map((w) => w.trail.anchors.settled()));
       appending = false;
       await watching;
       expect(new Set(events.map((e) => e.seq)).size).toBe(80);

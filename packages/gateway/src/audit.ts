@@ -157,7 +157,8 @@ async function startingHead(db: Db, trail: AuditTrail, firmId: string): Promise<
  * Appends an event to its firm's chain, signed with the current audit key, then anchors it. The event takes the
  * sequence number after the head this process knows and links to its hash; the unique (firm, seq) key lets only one
  * writer take each number, so an append that loses the race to another process reads the real head and tries again.
- * In the usual case an append is a single insert (no transaction, no lock, no read) and the anchor's file.
+ * In the usual case an append is a single insert (no transaction, no lock, no read); the anchor's file follows in the
+ * background, one write at a time per firm, so agent calls do not wait for the file system.
  *
  * The anchor is written after the insert has committed, so it never vouches for an event that is not there. No
  * number at or below an anchor is used again: if events were deleted, appends go on after the anchor (linking to the
@@ -175,6 +176,8 @@ export function appendAuditEvent(
   if (!chain) firms.set(input.firmId, (chain = { head: null, tail: Promise.resolve() }));
   const state = chain;
   const appended = state.tail.then(async () => {
+    // Anchors cannot be written (a full disk, a lost volume): refuse to go on unanchored, as a failed insert would.
+    if (trail.anchors.failed()) await trail.anchors.recover(input.firmId, state.head);
     const createdAt = new Date(Math.floor(now.getTime()));
     const keyId = trail.keys.current;
     let head = state.head ?? (await startingHead(db, trail, input.firmId));
@@ -192,10 +195,11 @@ export function appendAuditEvent(
         continue;
       }
       state.head = { seq: full.seq, hash: full.hash };
-      const latest = await trail.anchors.advance(input.firmId, state.head, now);
-      // A later anchor is another process's later event, or events deleted below it (this number was free): either
-      // way the next append goes after it.
-      if (latest.seq > full.seq) state.head = { seq: latest.seq, hash: latest.hash };
+      trail.anchors.anchorSoon(input.firmId, state.head, now, (latest) => {
+        // A later anchor is another process's later event, or events deleted below it (this number was free):
+        // either way the next append goes after it.
+        if (state.head && latest.seq > state.head.seq) state.head = { seq: latest.seq, hash: latest.hash };
+      });
       return full;
     }
   });
@@ -311,6 +315,8 @@ export async function verifyAuditChains(
   trail: AuditTrail,
   options: { firmId?: string } = {},
 ): Promise<VerifyResult> {
+  // This process's own appends are anchored before their chains are judged.
+  await trail.anchors.settled();
   const firmIds = options.firmId
     ? [options.firmId]
     : [
@@ -429,4 +435,3 @@ function reportAnchorProblem(
 ) {
   report(p.seq, null, p.kind, `the anchor of event ${p.seq} (${p.file}) ${p.problem}`);
 }
-
