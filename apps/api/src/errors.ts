@@ -70,7 +70,11 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
     retryable: false,
     description: 'Posting routes need an Idempotency-Key header.',
   },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, retryable: false, description: 'The key was used with a different request.' },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    retryable: false,
+    description: 'The key was used for another request: another body, method or path (another record or action).',
+  },
   IDEMPOTENCY_IN_PROGRESS: { status: 409, retryable: true, description: 'A request with this key is still running.' },
   WEBHOOK_NOT_FOUND: { status: 404, retryable: false, description: 'No such webhook subscription for this caller.' },
   WEBHOOK_DELIVERY_NOT_FOUND: {

@@ -956,7 +956,7 @@ export interface paths {
         put?: never;
         /**
          * Exclude a bank transaction
-         * @description Takes the row out of the books: its entry and the payments its match recorded are voided. Reversible with include. A reconciled row is 409 ALREADY_RECONCILED. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         * @description Takes the row out of the books: its entry and the payments its match recorded are voided. Reversible with include. A reconciled row is 409 ALREADY_RECONCILED. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
          */
@@ -978,7 +978,7 @@ export interface paths {
         put?: never;
         /**
          * Include an excluded bank transaction
-         * @description Brings an excluded row back as unreviewed. Anything but an excluded row is 409 INVALID_STATE. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         * @description Brings an excluded row back as unreviewed. Anything but an excluded row is 409 INVALID_STATE. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
          */
@@ -1000,7 +1000,7 @@ export interface paths {
         put?: never;
         /**
          * Match a bank transaction to invoices, bills or payments
-         * @description Money in matches open invoices or customer payments, money out open bills or bill payments. An open invoice or bill gets its payment recorded (one per contact) and becomes paid or partially paid; an existing payment through the same bank account is linked. The documents must add up to the bank amount (422 AMOUNT_MISMATCH) unless differenceAccountId takes the difference. A paid, void, unknown or other contact’s document is 422 INVALID_ALLOCATION. Instead of documents, bankTransactionId names the register row a posting route (purchase, deposit, transfer) wrote for the same money: the bank’s row takes its place and its entry, so the money is booked once (422 AMOUNT_MISMATCH when the amounts differ, INVALID_ALLOCATION when it is not such a row of this bank account or is reconciled). Naming both, or neither, is 400 VALIDATION_ERROR. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         * @description Money in matches open invoices or customer payments, money out open bills or bill payments. An open invoice or bill gets its payment recorded (one per contact) and becomes paid or partially paid; an existing payment through the same bank account is linked. The documents must add up to the bank amount (422 AMOUNT_MISMATCH) unless differenceAccountId takes the difference. A paid, void, unknown or other contact’s document is 422 INVALID_ALLOCATION. Instead of documents, bankTransactionId names the register row a posting route (purchase, deposit, transfer) wrote for the same money: the bank’s row takes its place and its entry, so the money is booked once (422 AMOUNT_MISMATCH when the amounts differ, INVALID_ALLOCATION when it is not such a row of this bank account or is reconciled). Naming both, or neither, is 400 VALIDATION_ERROR. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
          */
@@ -1046,7 +1046,7 @@ export interface paths {
         put?: never;
         /**
          * Reclassify a bank transaction
-         * @description Classifies the whole amount to one account, with an optional contact and tax rate. An unreviewed row is categorized (its entry posted: the bank account against the account named); a classified row has what it posted voided and a new entry posted. A reconciled row is 409 ALREADY_RECONCILED, a date in a closed period 422 PERIOD_CLOSED, an archived account 422 INVALID_ACCOUNT. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         * @description Classifies the whole amount to one account, with an optional contact and tax rate. An unreviewed row is categorized (its entry posted: the bank account against the account named); a classified row has what it posted voided and a new entry posted. A reconciled row is 409 ALREADY_RECONCILED, a date in a closed period 422 PERIOD_CLOSED, an archived account 422 INVALID_ACCOUNT. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
          */
@@ -1068,7 +1068,7 @@ export interface paths {
         put?: never;
         /**
          * Reconcile a bank transaction
-         * @description Checks a categorized or matched row into the open reconciliation of its bank account (409 NO_OPEN_RECONCILIATION without one, or when the one named belongs to another bank account or is finished). An unreviewed or excluded row is 409 INVALID_STATE. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         * @description Checks a categorized or matched row into the open reconciliation of its bank account (409 NO_OPEN_RECONCILIATION without one, or when the one named belongs to another bank account or is finished). An unreviewed or excluded row is 409 INVALID_STATE. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
          */
@@ -1090,7 +1090,7 @@ export interface paths {
         put?: never;
         /**
          * Split a bank transaction
-         * @description Splits the amount across accounts and/or invoices and bills (as in match). The parts must add up exactly to the bank amount (422 SPLIT_MISMATCH). Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         * @description Splits the amount across accounts and/or invoices and bills (as in match). The parts must add up exactly to the bank amount (422 SPLIT_MISMATCH). Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
          */
@@ -2820,7 +2820,7 @@ export interface paths {
         put?: never;
         /**
          * Open a reconciliation
-         * @description Opens a session for a bank account and its statement (end date, ending balance in the register’s sign). One open session per account (409 RECONCILIATION_OPEN); the statement must end after the last finished one. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         * @description Opens a session for a bank account and its statement (end date, ending balance in the register’s sign). One open session per account (409 RECONCILIATION_OPEN); the statement must end after the last finished one. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
          */
@@ -2864,7 +2864,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a reconciliation
-         * @description Finishes when the cleared balance equals the statement ending balance; otherwise 422 RECONCILIATION_UNBALANCED with the difference, unless adjustmentAccountId asks for an adjustment row. Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         * @description Finishes when the cleared balance equals the statement ending balance; otherwise 422 RECONCILIATION_UNBALANCED with the difference, unless adjustmentAccountId asks for an adjustment row. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
          */
@@ -2886,7 +2886,7 @@ export interface paths {
         put?: never;
         /**
          * Undo the last finished reconciliation
-         * @description Its transactions are no longer reconciled and an adjustment it booked is excluded. Only the last finished session of its bank account, and not while another is open (409 INVALID_STATE). Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.
+         * @description Its transactions are no longer reconciled and an adjustment it booked is excluded. Only the last finished session of its bank account, and not while another is open (409 INVALID_STATE). Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
          */
@@ -6317,9 +6317,9 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+        /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
         HeaderIdempotencyKey: string;
-        /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+        /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
         HeaderIdempotencyKey2: string;
         /** @description The organization (client company) the request acts on. */
         HeaderXOrganizationId: string;
@@ -6632,7 +6632,7 @@ export interface operations {
                 dryRun?: components["parameters"]["QueryDryRun"];
             };
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
@@ -6700,7 +6700,7 @@ export interface operations {
                 SyncToken?: string;
             };
             header?: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
             };
             path: {
@@ -6743,7 +6743,7 @@ export interface operations {
                 dryRun?: components["parameters"]["QueryDryRun"];
             };
             header?: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
             };
             path: {
@@ -6861,7 +6861,7 @@ export interface operations {
                 dryRun?: components["parameters"]["QueryDryRun"];
             };
             header?: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
             };
             path: {
@@ -6938,7 +6938,7 @@ export interface operations {
                 dryRun?: components["parameters"]["QueryDryRun"];
             };
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
@@ -7000,7 +7000,7 @@ export interface operations {
                 dryRun?: components["parameters"]["QueryDryRun"];
             };
             header?: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
             };
             path: {
@@ -7036,7 +7036,7 @@ export interface operations {
                 dryRun?: components["parameters"]["QueryDryRun"];
             };
             header?: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
             };
             path: {
@@ -8276,7 +8276,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -8309,7 +8309,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -8342,7 +8342,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -8407,7 +8407,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -8440,7 +8440,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -8473,7 +8473,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -8541,7 +8541,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -9022,7 +9022,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
@@ -9265,7 +9265,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
@@ -9430,7 +9430,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
@@ -9507,7 +9507,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
@@ -9826,7 +9826,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
             };
             path: {
@@ -10338,7 +10338,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -11018,7 +11018,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -11153,7 +11153,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -11346,7 +11346,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -11401,7 +11401,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -11434,7 +11434,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -12092,7 +12092,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
@@ -12422,7 +12422,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
                 /** @description The organization (client company) the request acts on. */
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];

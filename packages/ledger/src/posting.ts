@@ -167,8 +167,15 @@ export async function postTransaction(
 export interface PostingKey {
   firmId: string;
   organizationId: string;
+  /** The key space the key is unique in (`api` for requests to the API). */
   route: string;
   key: string;
+  /** Method and path of the request, stored so that the key on another path is refused; null: none to compare. */
+  target?: string | null;
+  /**
+   * Where an earlier release stored this request's key (its route pattern): a live record there holds the key too.
+   */
+  formerRoute?: string | null;
   requestHash: string;
   retentionHours: number;
   response: { status: number; body: unknown };
@@ -202,8 +209,8 @@ const postingStatement = preparedStatement<{ written: boolean; bank_transaction_
         pg_try_advisory_xact_lock(hashtextextended(${p('lockKey')}::text, 0))
         and not exists (
           select 1 from idempotency_keys k
-          where k.firm_id = ${p('firmId')} and k.organization_id = ${p('organizationId')} and k.route = ${p('route')}
-            and k.key = ${p('key')} and k.expires_at > now()))) as go
+          where k.firm_id = ${p('firmId')} and k.organization_id = ${p('organizationId')}
+            and k.route in (${p('route')}, ${p('formerRoute')}::text) and k.key = ${p('key')} and k.expires_at > now()))) as go
       from accounts_ok
     ),
     new_entry as (
@@ -243,8 +250,8 @@ const postingStatement = preparedStatement<{ written: boolean; bank_transaction_
     ),
     key_record as (
       insert into idempotency_keys
-        (firm_id, organization_id, route, key, request_hash, response_status, response_body, expires_at)
-      select ${p('firmId')}, ${p('organizationId')}, ${p('route')}, ${p('key')}, ${p('requestHash')},
+        (firm_id, organization_id, route, key, target, request_hash, response_status, response_body, expires_at)
+      select ${p('firmId')}, ${p('organizationId')}, ${p('route')}, ${p('key')}, ${p('target')}::text, ${p('requestHash')},
              ${p('responseStatus')},
              ${p('responseBody')}::jsonb
                || case when cardinality(r.ids) = 0 then '{}'::jsonb
@@ -319,6 +326,8 @@ export async function writePosting(
       key: key?.key ?? null,
       lockKey: key ? idempotencyLockKey(key) : null,
       route: key?.route ?? null,
+      target: key?.target ?? null,
+      formerRoute: key?.formerRoute ?? null,
       requestHash: key?.requestHash ?? null,
       responseStatus: key?.response.status ?? null,
       responseBody: key ? JSON.stringify(key.response.body) : null,

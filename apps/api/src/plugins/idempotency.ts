@@ -22,14 +22,18 @@ import { ledgerContext } from '../routes/context';
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 
+/** What a key means, as the OpenAPI document and the MCP tools describe it. */
+export const IDEMPOTENCY_KEY_RULES =
+  '1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request ' +
+  'of the organization: its method, its path (with the ids in it) and its body. The same request again replays ' +
+  'the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, ' +
+  'is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS.';
+
 export const IdempotencyHeaders = Type.Object({
   [IDEMPOTENCY_HEADER]: Type.String({
     minLength: 1,
     maxLength: 255,
-    description:
-      'Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). ' +
-      'The same key with the same body replays the stored receipt with `Idempotent-Replayed: true`; with another ' +
-      'body it is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS.',
+    description: `Required. ${IDEMPOTENCY_KEY_RULES}`,
   }),
 });
 
@@ -66,25 +70,54 @@ interface StoredResponse {
   body: unknown;
 }
 
-/** Everything that names a request's idempotency key: the record's primary key and its request hash. */
+/**
+ * The key space of requests to the API: one per firm and organization, whatever the path, so that a key is one
+ * request (and one write) and the key's record is one row under the primary key.
+ */
+const API_KEYS = 'api';
+
+/**
+ * The request a key names: its method and its path as the route's parameters spell it (the entity, the record's id),
+ * with the query parameters that change the write. `dryRun` does not: a dry run never reaches a key's record.
+ */
+function targetOf(request: FastifyRequest): string {
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  const pattern = request.routeOptions.url ?? request.url.split('?')[0] ?? '';
+  const path = pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(String(params[name] ?? '')));
+  const query = Object.entries((request.query ?? {}) as Record<string, unknown>)
+    .filter(([name, value]) => name !== 'dryRun' && value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, value]): [string, string] => [name, String(value)]);
+  return `${request.method} ${path}${query.length > 0 ? `?${new URLSearchParams(query)}` : ''}`;
+}
+
+/** Everything that names a request's idempotency key: the record's primary key and the request it names. */
 function keyOf(request: FastifyRequest) {
   const key = idempotencyKeyOf(request);
   const firmId = request.credential.firmId;
   const organizationId = request.organization.id;
-  const route = `${request.method} ${request.routeOptions.url}`;
+  // Before 0015 a key's record was kept under its route pattern; such a record, live, still holds the key.
+  const formerRoute = `${request.method} ${request.routeOptions.url}`;
   return {
     key,
     firmId,
     organizationId,
-    route,
+    route: API_KEYS,
+    formerRoute,
+    target: targetOf(request),
     requestHash: createHash('sha256').update(canonical(request.body)).digest('hex'),
     retentionHours: request.server.config.IDEMPOTENCY_RETENTION_HOURS,
-    same: sql`k.firm_id = ${firmId} and k.organization_id = ${organizationId} and k.route = ${route} and k.key = ${key}`,
+    same: sql`k.firm_id = ${firmId} and k.organization_id = ${organizationId} and k.key = ${key}
+      and k.route in (${API_KEYS}, ${formerRoute})`,
+    // A key with a record of each kind (one from before 0015 on this route, one since on another path) answers as
+    // its first use did.
+    first: sql`order by k.route = ${API_KEYS} limit 1`,
   };
 }
 type KeyOf = ReturnType<typeof keyOf>;
 
 interface StoredRecord {
+  target: string | null;
   request_hash: string;
   response_status: number;
   response_body: unknown;
@@ -92,6 +125,13 @@ interface StoredRecord {
 
 /** The key's live record, as a replay (same request) or a refusal (another request). */
 function replayOf(k: KeyOf, stored: StoredRecord): StoredResponse & { replayed: true } {
+  // Another resource's response would tell the caller its write was done: the key is refused instead.
+  if (stored.target && stored.target !== k.target) {
+    throw new DomainError(
+      'IDEMPOTENCY_KEY_REUSED',
+      `this Idempotency-Key was used for ${stored.target}; use a new key for a new request`,
+    );
+  }
   if (stored.request_hash !== k.requestHash) {
     throw new DomainError(
       'IDEMPOTENCY_KEY_REUSED',
@@ -105,8 +145,8 @@ function replayOf(k: KeyOf, stored: StoredRecord): StoredResponse & { replayed: 
 function recordOf(k: KeyOf, status: number, body: unknown, when?: SQL): SQL {
   return sql`
     insert into idempotency_keys
-      (firm_id, organization_id, route, key, request_hash, response_status, response_body, expires_at)
-    select ${k.firmId}, ${k.organizationId}, ${k.route}, ${k.key}, ${k.requestHash}, ${status},
+      (firm_id, organization_id, route, key, target, request_hash, response_status, response_body, expires_at)
+    select ${k.firmId}, ${k.organizationId}, ${k.route}, ${k.key}, ${k.target}, ${k.requestHash}, ${status},
            ${JSON.stringify(body)}::jsonb, now() + make_interval(hours => ${k.retentionHours})
     ${when ? sql`where ${when}` : sql``}`;
 }
@@ -126,7 +166,7 @@ function send(reply: FastifyReply, outcome: StoredResponse & { replayed: boolean
 export type IdempotentWork = (tx: Tx) => Promise<StoredResponse>;
 
 /**
- * Runs a posting exactly once per (firm, organization, route, key), for postings that need a transaction of
+ * Runs a posting exactly once per (firm, organization, key), for postings that need a transaction of
  * several statements (document payments, which lock what they pay).
  *
  * One transaction takes a transaction-scoped advisory lock on the key and, in the same statement, drops an
@@ -152,8 +192,9 @@ export async function runIdempotent(
           expired as (
             delete from idempotency_keys k using l where l.locked and ${k.same} and k.expires_at <= now()
           )
-          select l.locked, k.request_hash, k.response_status, k.response_body
-          from l left join idempotency_keys k on l.locked and ${k.same} and k.expires_at > now()`),
+          select l.locked, k.target, k.request_hash, k.response_status, k.response_body
+          from l left join idempotency_keys k on l.locked and ${k.same} and k.expires_at > now()
+          ${k.first}`),
       );
       if (!found?.locked) throw inProgress();
       if (found.request_hash) return replayOf(k, found as StoredRecord);
@@ -185,8 +226,8 @@ export async function runIdempotentRemote(
   const db = request.server.database.db;
   const live = async () =>
     rowsOf<StoredRecord>(
-      await db.execute(sql`select k.request_hash, k.response_status, k.response_body from idempotency_keys k
-        where ${k.same} and k.expires_at > now()`),
+      await db.execute(sql`select k.target, k.request_hash, k.response_status, k.response_body from idempotency_keys k
+        where ${k.same} and k.expires_at > now() ${k.first}`),
     )[0];
   const earlier = await live();
   if (earlier) return send(reply, replayOf(k, earlier));
@@ -208,7 +249,7 @@ const inProgress = () =>
   new DomainError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry');
 
 /**
- * Posts a ledger posting exactly once per (firm, organization, route, key): the hot path of the posting routes, one
+ * Posts a ledger posting exactly once per (firm, organization, key): the hot path of the posting routes, one
  * prepared statement and no explicit transaction. That statement (see `writePosting`) writes the entry, its lines,
  * events, rollup and the key's record, all or nothing, gated on the accounts being postable, on taking the key's
  * advisory lock and on the key having no live record. A crash or a killed connection leaves all of it or none.
@@ -229,8 +270,8 @@ export async function runIdempotentPosting(
   const k = keyOf(request);
   const db = request.server.database.db;
   const ctx = ledgerContext(request);
-  const live = sql`select k.request_hash, k.response_status, k.response_body from idempotency_keys k
-    where ${k.same} and k.expires_at > now()`;
+  const live = sql`select k.target, k.request_hash, k.response_status, k.response_body from idempotency_keys k
+    where ${k.same} and k.expires_at > now() ${k.first}`;
   let plan: PostingPlan;
   let posting: PreparedPosting;
   try {

@@ -10,7 +10,7 @@ import { organizations } from './organizations';
 export const idempotencyStatus = pgEnum('idempotency_status', ['in_progress', 'completed']);
 
 /**
- * One record per (firm, organization, route, key): a hash of the request and the response to replay.
+ * One record per (firm, organization, route, key): the request it names and the response to replay.
  * The key is scoped to the caller's firm and organization so one tenant's keys never collide with another's.
  */
 export const idempotencyKeys = pgTable(
@@ -22,9 +22,14 @@ export const idempotencyKeys = pgTable(
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
-    /** Method and route pattern, e.g. `POST /api/v1/purchases`. */
+    /**
+     * The key space: `api` for requests to the API (one key, one request of the organization, whatever its path),
+     * `scheduled-journal-entries` for scheduled runs. Records written before 0015 hold their route pattern here.
+     */
     route: text('route').notNull(),
     key: text('key').notNull(),
+    /** Method and path of the request the key was first used for, e.g. `POST /api/v1/bank-transactions/<id>/match`. */
+    target: text('target'),
     /** SHA-256 of the canonical request body: the same key with another body is refused. */
     requestHash: text('request_hash').notNull(),
     status: idempotencyStatus('status').notNull().default('completed'),
@@ -38,5 +43,6 @@ export const idempotencyKeys = pgTable(
     // The purge deletes by expiry.
     index('idempotency_keys_expires_idx').on(t.expiresAt),
     check('idempotency_keys_response', sql`(${t.status} = 'completed') = (${t.responseStatus} is not null)`),
+    check('idempotency_keys_api_target', sql`${t.route} <> 'api' or ${t.target} is not null`),
   ],
 );

@@ -56,7 +56,8 @@ import {
 
 const WRITE_ERRORS = errorResponses(409, 415, 422);
 const IDEMPOTENT =
-  ' Requires Idempotency-Key: the same key and body replays the stored response with `Idempotent-Replayed: true`.';
+  ' Requires Idempotency-Key: the same key, path and body replays the stored response with ' +
+  '`Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.';
 
 /** A bank write, once per Idempotency-Key, in the transaction that stores its response. */
 const idempotent = (

@@ -31,7 +31,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requireFirmManager } from '../context';
 import { errorResponses, sendError } from '../../errors';
-import { IdempotencyHeaders, runIdempotent, runIdempotentRemote } from '../../plugins/idempotency';
+import {
+  IDEMPOTENCY_KEY_RULES,
+  IdempotencyHeaders,
+  runIdempotent,
+  runIdempotentRemote,
+} from '../../plugins/idempotency';
 import { enforceLimit } from '../../plugins/rate-limit';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
 import { VERSION } from '../../version';
@@ -87,7 +92,10 @@ export const CAPABILITIES = [
 ];
 
 const OptionalIdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional({ ...IdempotencyHeaders.properties['idempotency-key'] }),
+  'idempotency-key': Type.Optional({
+    ...IdempotencyHeaders.properties['idempotency-key'],
+    description: `Optional; with it a retry never writes twice. ${IDEMPOTENCY_KEY_RULES}`,
+  }),
 });
 
 const presentClient = (c: Client) => ({

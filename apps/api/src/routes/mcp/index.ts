@@ -35,7 +35,8 @@ const recordsItself = (spec: ToolSpec) =>
 
 const INSTRUCTIONS =
   "Tools for a firm's client books. Start with list_clients (each client's id is the clientId of the other tools) " +
-  'or health_scan. Every write tool takes an idempotencyKey (retries with the same key never write twice) and a ' +
+  'or health_scan. Every write tool takes an idempotencyKey (retries with the same key never write twice; each new ' +
+  'write, on another record too, needs a new key) and a ' +
   'dryRun flag; read a record before changing it and pass its SyncToken. The skills (resources and prompts) are ' +
   'step-by-step recipes; audit_events shows what was done.';
 

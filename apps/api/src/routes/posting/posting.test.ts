@@ -501,16 +501,21 @@ describe('idempotency', () => {
     expect((await post('/api/v1/journal-entries', body)).json().error.code).toBe('INVALID_ACCOUNT');
   });
 
-  it('scopes keys by route and by organization form', async () => {
+  it('refuses a key on another route: a key is one request, whatever its path', async () => {
     const key = randomUUID();
     expect((await post('/api/v1/journal-entries', balanced(5), key)).statusCode).toBe(201);
+    const before = await written();
     const other = await post(
       '/api/v1/transfers',
       { txnDate: '2026-05-03', fromAccountId: acct('1000'), toAccountId: acct('1010'), amount: 5 },
       key,
     );
-    expect(other.statusCode).toBe(201);
-    expect(other.headers['idempotent-replayed']).toBeUndefined();
+    expect(other.statusCode).toBe(422);
+    expect(other.json().error).toMatchObject({
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      message: expect.stringContaining('POST /api/v1/journal-entries'),
+    });
+    expect(await written()).toEqual(before);
   });
 
   it('does not store a refused request: the same key works once the body is fixed', async () => {
@@ -543,8 +548,7 @@ describe('idempotency', () => {
   it('answers 409 IDEMPOTENCY_IN_PROGRESS while another request holds the key', async () => {
     if (!t.database.url) return; // needs a second connection to the same database
     const key = randomUUID();
-    const route = 'POST /api/v1/journal-entries';
-    const lockName = `${t.demo.firmId}|${t.orgId}|${route}|${key}`;
+    const lockName = `${t.demo.firmId}|${t.orgId}|api|${key}`;
     const client = new pg.Client({ connectionString: t.database.url });
     await client.connect();
     try {
