@@ -17,6 +17,7 @@ import { refuseUnstorableText } from './text';
 import { errorsPlugin, frameworkError, MAX_PARAM_LENGTH, sendError } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
 import { qboPlugin } from './plugins/qbo';
+import { agentLimitsPlugin } from './plugins/agent-limits';
 import { qboCallbackRoutes, qboRoutes } from './routes/qbo/index';
 import { metricsPlugin } from './plugins/metrics';
 import { openapiPlugin } from './plugins/openapi';
@@ -138,6 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(openapiPlugin, { origin: config.PUBLIC_ORIGIN });
   await app.register(metricsPlugin);
   await app.register(qboPlugin);
+  await app.register(agentLimitsPlugin);
 
   await app.register(healthRoutes);
   await app.register(sessionRoutes);

@@ -389,7 +389,7 @@ export interface paths {
         };
         /**
          * The firm's limits for agents
-         * @description Writes per credential per write window (dry runs included) and reads per credential per minute, as in force, and the firm's own settings (null: the deployment's default). Over either: 429 RATE_LIMITED with Retry-After.
+         * @description Writes per credential per write window (dry runs included) and reads per credential per minute, as in force, and the firm's own settings (null: the deployment's default). The gateway's routes and the MCP tools (those that call the partner API too) spend the same budget. Over either: 429 RATE_LIMITED with Retry-After.
          *
          *     Requires scope `acct:clients:read`.
          *

@@ -30,10 +30,18 @@ export function enforceLimit(reply: FastifyReply, result: LimitResult, options: 
   reply.header('ratelimit-limit', result.max);
   reply.header('ratelimit-remaining', result.remaining ?? 0);
   reply.header('ratelimit-reset', result.ttlInSeconds ?? 0);
-  if (result.isExceeded || (options.read && result.remaining === 0)) {
+  const refusal = limitRefusal(result, options);
+  if (refusal) {
     reply.header('retry-after', result.ttlInSeconds ?? 0);
-    throw rateLimited(`${result.ttlInSeconds ?? 0} seconds`);
+    throw refusal;
   }
+}
+
+/** The error `enforceLimit` throws for `result`, for a caller with no HTTP reply to send (an MCP tool); else null. */
+export function limitRefusal(result: LimitResult, options: { read?: boolean } = {}): DomainError | null {
+  if (result.isAllowed || result.max === undefined) return null;
+  if (!result.isExceeded && !(options.read && result.remaining === 0)) return null;
+  return rateLimited(`${result.ttlInSeconds ?? 0} seconds`);
 }
 
 /**

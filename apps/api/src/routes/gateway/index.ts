@@ -20,7 +20,6 @@ import {
   parseQuery,
   resolvePassThrough,
   setAgentAccess,
-  AgentLimitsCache,
   getAgentLimits,
   setAgentLimits,
 } from '@firm/gateway';
@@ -37,6 +36,7 @@ import {
   runIdempotent,
   runIdempotentRemote,
 } from '../../plugins/idempotency';
+import { AGENT_READ_WINDOW_SECONDS } from '../../plugins/agent-limits';
 import { enforceLimit } from '../../plugins/rate-limit';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
 import { VERSION } from '../../version';
@@ -266,20 +266,8 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
     request.agentAudit = {};
   });
 
-  // The write budget and the read limit: counted per credential in the rate limiter's store (Redis when set), dry
-  // runs included, at the firm's own numbers when it set them, else the deployment's.
-  const limits = new AgentLimitsCache(db, app.config.AGENT_LIMITS_CACHE_MS);
-  const READ_WINDOW_SECONDS = 60;
-  const writeBudget = app.createRateLimit({
-    timeWindow: app.config.AGENT_WRITE_WINDOW_SECONDS * 1000,
-    max: async (request) => (await limits.get(request.credential.firmId)).writeBudget ?? app.config.AGENT_WRITE_BUDGET,
-    keyGenerator: (request) => `agent-writes:${request.credential.kind}:${request.credential.id}`,
-  });
-  const readLimit = app.createRateLimit({
-    timeWindow: READ_WINDOW_SECONDS * 1000,
-    max: async (request) => (await limits.get(request.credential.firmId)).readLimit ?? app.config.AGENT_READ_LIMIT,
-    keyGenerator: (request) => `agent-reads:${request.credential.kind}:${request.credential.id}`,
-  });
+  // The write budget (dry runs included) and the read limit, spent where the MCP tools that call partner routes
+  // spend them too.
   const isWrite = (request: FastifyRequest) =>
     request.routeOptions.config.agentWrite === true ||
     (request.routeOptions.url?.endsWith('/request') === true &&
@@ -289,7 +277,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const config = request.routeOptions.config;
     // Reads of the firm-wide routes (clients, coverage, skills, the health scan, the audit trail) count too.
     if (config.organization !== 'client' && request.credential && !isWrite(request) && request.method === 'GET') {
-      enforceLimit(reply, await readLimit(request));
+      enforceLimit(reply, await app.agentLimits.spend(request, 'read'));
     }
     if (config.organization !== 'client' || !request.organization) return;
     const client = await agentClientOf(db(), request.credential.firmId, request.organization);
@@ -305,7 +293,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'the firm opened this client to agents for reading only; writes are refused',
       );
     }
-    enforceLimit(reply, await (isWrite(request) ? writeBudget : readLimit)(request));
+    enforceLimit(reply, await app.agentLimits.spend(request, isWrite(request) ? 'write' : 'read'));
   });
 
   const limitsOf = async (firmId: string) => {
@@ -315,7 +303,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         writeBudget: own.writeBudget ?? app.config.AGENT_WRITE_BUDGET,
         writeWindowSeconds: app.config.AGENT_WRITE_WINDOW_SECONDS,
         readLimit: own.readLimit ?? app.config.AGENT_READ_LIMIT,
-        readWindowSeconds: READ_WINDOW_SECONDS,
+        readWindowSeconds: AGENT_READ_WINDOW_SECONDS,
         firm: own,
       },
     };
@@ -330,7 +318,8 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "The firm's limits for agents",
         description:
           'Writes per credential per write window (dry runs included) and reads per credential per minute, as in ' +
-          "force, and the firm's own settings (null: the deployment's default). Over either: 429 RATE_LIMITED with " +
+          "force, and the firm's own settings (null: the deployment's default). The gateway's routes and the MCP " +
+          'tools (those that call the partner API too) spend the same budget. Over either: 429 RATE_LIMITED with ' +
           'Retry-After.',
         response: { 200: AgentLimitsResponse },
       },
@@ -359,7 +348,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       await requireFirmManager(request, 'change what agents may do');
       await setAgentLimits(db(), request.credential.firmId, request.body);
-      limits.forget(request.credential.firmId);
+      app.agentLimits.forget(request.credential.firmId);
       return limitsOf(request.credential.firmId);
     },
   );

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { isUuid } from '@firm/core';
+import { type ErrorCode, isUuid } from '@firm/core';
 import { agentClientOf, appendAuditEvent, SKILLS, type Skill } from '@firm/gateway';
 import type { Credential } from '@firm/identity';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -8,7 +8,9 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ErrorResponse, sendError } from '../../errors';
+import { ERROR_TABLE, ErrorResponse, sendError } from '../../errors';
+import { limitRefusal } from '../../plugins/rate-limit';
+import { storableOrNull } from '../../text';
 import { type Json, operationsOf } from '../../openapi-operations';
 import { MCP_PATH, MCP_RESOURCE_METADATA_PATH, publicOrigin, tokenFitsPath } from '../../origin';
 import { VERSION } from '../../version';
@@ -39,6 +41,16 @@ const INSTRUCTIONS =
   'write, on another record too, needs a new key) and a ' +
   'dryRun flag; read a record before changing it and pass its SyncToken. The skills (resources and prompts) are ' +
   'step-by-step recipes; audit_events shows what was done.';
+
+/**
+ * The record a partner-API tool call acts on, for the audit trail as the gateway records its own: the `id` of the
+ * path (a bank transaction), else the entry a posting receipt names.
+ */
+function entityIdOf(args: Json, answer: unknown): string | null {
+  if (typeof args.id === 'string') return storableOrNull(args.id);
+  const posted = (answer as { journalEntryId?: unknown } | null)?.journalEntryId;
+  return typeof posted === 'string' ? posted : null;
+}
 
 interface ToolError {
   code: string;
@@ -181,14 +193,16 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (spec.clientHeader && clientId) headers['x-organization-id'] = clientId;
     const dryRun = args.dryRun === true && !tool.nativeDryRun;
 
-    // Partner routes know nothing of agentAccess: the client must be open to agents here, for writing if it writes.
+    // Partner routes know nothing of agentAccess nor of the agents' limits: the client must be open to agents here,
+    // for writing if it writes, and the call spends the credential's write budget (dry runs included) or read limit
+    // in the gateway's own limiter, after the same checks as on the gateway and before anything is written.
     if (spec.clientHeader && clientId) {
       const client = isUuid(clientId) ? await agentClientOf(db(), credential.firmId, { id: clientId, name: '' }) : null;
       const visible =
         client &&
         client.agentAccess !== 'none' &&
         (credential.organizationIds === null || credential.organizationIds.includes(clientId));
-      const refusal: ToolError | null = !visible
+      let refusal: (ToolError & { code: ErrorCode }) | null = !visible
         ? { code: 'CLIENT_NOT_FOUND', message: 'client not found' }
         : spec.kind !== 'read' && client.agentAccess !== 'read_write'
           ? {
@@ -198,19 +212,19 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
           : operation.scope && !credential.scopes.has(operation.scope as never)
             ? { code: 'INSUFFICIENT_SCOPE', message: `this credential lacks the scope ${operation.scope}` }
             : null;
-      const outcome = refusal
-        ? { status: refusal.code === 'CLIENT_NOT_FOUND' ? 404 : 403, json: { error: refusal } }
-        : null;
-      if (outcome || dryRun) {
-        await audit(
-          request,
-          credential,
-          spec.name,
-          visible ? clientId : null,
-          outcome?.status ?? 200,
-          refusal?.code ?? null,
+      if (!refusal) {
+        const limited = limitRefusal(await app.agentLimits.spend(request, spec.kind === 'read' ? 'read' : 'write'));
+        if (limited) refusal = { code: limited.code, message: limited.message };
+      }
+      if (refusal || dryRun) {
+        await audit(request, credential, {
+          tool: spec,
+          clientId: visible ? clientId : null,
+          status: refusal ? ERROR_TABLE[refusal.code].status : 200,
+          errorCode: refusal?.code ?? null,
           dryRun,
-        );
+          entityId: entityIdOf(args, null),
+        });
         if (refusal) return toolError(refusal);
         const answer = { dryRun: true as const, wouldCall: { method: spec.method, path: url, body: args.body } };
         return { content: [{ type: 'text', text: JSON.stringify(answer) }], structuredContent: answer };
@@ -222,7 +236,14 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // call (partner routes, coverage, limits, the trail itself) is recorded here.
     if (!recordsItself(spec)) {
       const code = res.status >= 400 ? errorOf(res.json, res.status).code : null;
-      await audit(request, credential, spec.name, clientId, res.status, code, false);
+      await audit(request, credential, {
+        tool: spec,
+        clientId,
+        status: res.status,
+        errorCode: code,
+        dryRun: false,
+        entityId: entityIdOf(args, res.status < 400 ? res.json : null),
+      });
     }
     if (res.status >= 400) return toolError(errorOf(res.json, res.status));
     const structured =
@@ -236,21 +257,25 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   async function audit(
     request: FastifyRequest,
     credential: Credential,
-    tool: string,
-    clientId: string | null,
-    status: number,
-    errorCode: string | null,
-    dryRun: boolean,
+    call: {
+      tool: ToolSpec;
+      clientId: string | null;
+      status: number;
+      errorCode: string | null;
+      dryRun: boolean;
+      entityId: string | null;
+    },
   ) {
+    const { clientId, status, errorCode, dryRun } = call;
     await appendAuditEvent(db(), app.auditTrail, {
       firmId: credential.firmId,
       organizationId: clientId,
       actorKind: credential.kind,
       actorId: credential.id,
       actorName: null,
-      operation: `mcp.${tool}`,
-      entityType: null,
-      entityId: null,
+      operation: `mcp.${call.tool.name}`,
+      entityType: call.tool.entity ?? null,
+      entityId: call.tool.entity ? call.entityId : null,
       outcome: status < 400 ? 'succeeded' : status < 500 ? 'refused' : 'failed',
       statusCode: status,
       errorCode,

@@ -19,6 +19,8 @@ export interface ToolSpec {
   clientHeader?: boolean;
   /** Entity tools: the operation, whose covered entities (the coverage registry) the `entity` argument lists. */
   entityOperation?: PlatformOperation;
+  /** Partner API tools: the kind of record they act on, as the audit trail names it. */
+  entity?: string;
 }
 
 const C = '/agent/v1/acct/clients/{clientId}';
@@ -121,6 +123,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     path: '/api/v1/journal-entries',
     kind: 'write',
     clientHeader: true,
+    entity: 'JournalEntry',
   },
   {
     name: 'list_bank_transactions',
@@ -129,6 +132,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     path: '/api/v1/bank-transactions',
     kind: 'read',
     clientHeader: true,
+    entity: 'BankTransaction',
   },
   {
     name: 'bank_match_candidates',
@@ -137,6 +141,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     path: '/api/v1/bank-transactions/{id}/match-candidates',
     kind: 'read',
     clientHeader: true,
+    entity: 'BankTransaction',
   },
   ...(['reclassify', 'match', 'split', 'exclude', 'include', 'reconcile'] as const).map((action): ToolSpec => ({
     name: `bank_${action}`,
@@ -145,6 +150,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     path: `/api/v1/bank-transactions/{id}/${action}`,
     kind: 'write',
     clientHeader: true,
+    entity: 'BankTransaction',
   })),
 ];
 
