@@ -317,6 +317,14 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
     description:
       "The client's accounting platform answered with an error of its own; details carry its code and detail.",
   },
+  REPORT_TOO_LARGE: {
+    status: 422,
+    retryable: false,
+    description:
+      'The general ledger asked for has more lines than one report or export may hold (GENERAL_LEDGER_MAX_LINES, ' +
+      '50,000 by default): ask for a shorter date range or one account (accountId). details[0] gives lineCount and ' +
+      'maxLines.',
+  },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
   INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },

@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
-import { type Query, type SQL, sql } from 'drizzle-orm';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { is, type Query, type SQL, sql } from 'drizzle-orm';
+import { drizzle as drizzlePg, NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -190,6 +190,46 @@ export function preparedStatement<T>(
     const internals = db as unknown as DrizzleInternals;
     built ??= internals.dialect.sqlToQuery(query);
     return rowsOf<T>(await internals.session.prepareQuery(built, undefined, name, false).execute(values));
+  };
+}
+
+/** A view of the database held open for a series of reads; `release` must be called once they are done. */
+export interface Snapshot {
+  db: Executor;
+  release(): Promise<void>;
+}
+
+/**
+ * Opens a consistent view for reads spread over time (a report read in pages while it is sent). On Postgres: a
+ * read-only repeatable-read transaction on one pooled connection, held until `release`, so every read sees the books
+ * as of its first one. Inside a transaction: that transaction. On the embedded database each read runs on its own:
+ * its one connection, held by an open transaction, would make every other request wait for the slowest reader.
+ */
+export async function openSnapshot(db: Executor): Promise<Snapshot> {
+  if (!is(db, NodePgDatabase)) return { db, release: async () => {} };
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let opened!: (tx: Tx) => void;
+  const ready = new Promise<Tx>((resolve) => {
+    opened = resolve;
+  });
+  const done = db.transaction(
+    async (tx) => {
+      opened(tx as unknown as Tx);
+      await released;
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
+  // A transaction that cannot begin (no connection) rejects `done` before `ready` resolves.
+  const tx = await Promise.race([ready, done.then(() => ready)]);
+  return {
+    db: tx,
+    release: async () => {
+      release();
+      await done;
+    },
   };
 }
 

@@ -8,7 +8,8 @@ import { inNormalDirection } from './account-ledger';
 import { rollupPieces } from './balances';
 import { addDays } from './dates';
 import { postTransaction, voidEntry } from './posting';
-import { balanceSheet, generalLedger, profitAndLoss, trialBalance } from './reports';
+import { generalLedger } from './general-ledger';
+import { balanceSheet, profitAndLoss, trialBalance } from './reports';
 import { createLedgerFixture, rollupMismatches } from './testing';
 
 /** Every day from `from` to `through`, inclusive. */

@@ -7,6 +7,7 @@ export { addDays, checkDateRange, fiscalYearStart, isIsoDate, todayUtc } from '.
 export * from './db-errors';
 export * from './entries';
 export * from './events';
+export * from './general-ledger';
 export type { DebitCreditLine, PostableAccount, PostingLine } from './lines';
 export { checkPostableAccounts, postableAccountsQuery } from './lines';
 export * from './periods';

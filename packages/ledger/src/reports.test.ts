@@ -8,7 +8,8 @@ import { addDays } from './dates';
 import { createDraftEntry } from './entries';
 import { postTransaction, voidEntry } from './posting';
 import type { PostingInput } from './posting-inputs';
-import { balanceSheet, generalLedger, profitAndLoss, trialBalance } from './reports';
+import { generalLedger } from './general-ledger';
+import { balanceSheet, profitAndLoss, trialBalance } from './reports';
 import { createLedgerFixture, type LedgerFixture, rollupMismatches } from './testing';
 
 let database: TestDatabase;

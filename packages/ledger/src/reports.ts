@@ -1,4 +1,4 @@
-import { type AccountSubtype, type AccountType, DomainError, isUuid } from '@firm/core';
+import { type AccountSubtype, type AccountType, DomainError } from '@firm/core';
 import { type Executor, rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import { inNormalDirection } from './account-ledger';
@@ -8,10 +8,9 @@ import { addDays, checkDate, checkDateRange, fiscalYearStart } from './dates';
 /**
  * Financial reports. Balances come from the rollups the posting path keeps (see balances.ts): whole months from
  * account_monthly_balances and the days at a range's edges from account_daily_balances, so a report reads a few
- * rows per account whatever the number of lines. The general ledger lists lines from journal_lines, with its
- * opening balances from the same rollups. Amounts are cents in
- * the account's normal direction (debit for assets and expenses, credit for the rest) unless a field says
- * debit or credit.
+ * rows per account whatever the number of lines. The general ledger (general-ledger.ts) lists lines from
+ * journal_lines, with its opening balances from the same rollups. Amounts are cents in the account's normal direction
+ * (debit for assets and expenses, credit for the rest) unless a field says debit or credit.
  */
 
 export interface ReportAccount {
@@ -341,123 +340,3 @@ export async function cashFlowStatement(
     cashAtEndCents: cashAtStartCents + netChangeInCashCents,
   };
 }
-
-// ---------------------------------------------------------------- general ledger
-
-export interface GeneralLedgerLine {
-  entryId: string;
-  lineId: string;
-  lineNo: number;
-  date: string;
-  memo: string | null;
-  description: string | null;
-  debitCents: number;
-  creditCents: number;
-  runningBalanceCents: number;
-}
-
-export interface GeneralLedgerAccount extends ReportAccount {
-  openingBalanceCents: number;
-  lines: GeneralLedgerLine[];
-  closingBalanceCents: number;
-}
-
-export interface GeneralLedger {
-  startDate: string;
-  endDate: string;
-  accounts: GeneralLedgerAccount[];
-}
-
-/**
- * Per account: the balance before startDate, each posted line in [startDate, endDate] with a running
- * balance, and the closing balance. Lists every account with an opening balance or lines in the range,
- * or just `accountId` (even when it is quiet).
- */
-export async function generalLedger(
-  db: Executor,
-  organizationId: string,
-  query: { startDate: string; endDate: string; accountId?: string | undefined },
-): Promise<GeneralLedger> {
-  checkDateRange(query.startDate, query.endDate);
-  const accountId = query.accountId ?? null;
-  if (accountId !== null && !isUuid(accountId)) throw accountNotFound();
-  const accounts = rowsOf<{ id: string; code: string; name: string; type: AccountType; subtype: AccountSubtype }>(
-    await db.execute(sql`
-      select id, code, name, type, subtype from accounts
-      where organization_id = ${organizationId} and (${accountId}::uuid is null or id = ${accountId}::uuid)
-      order by code`),
-  );
-  if (accountId !== null && accounts.length === 0) throw accountNotFound();
-
-  const openings = rowsOf<{ account_id: string; opening: number | string }>(
-    await db.execute(sql`
-      select account_id, sum(amount_cents) as opening
-      from ${rollupRows(organizationId, null, addDays(query.startDate, -1), accountId)} r
-      group by account_id
-      having sum(amount_cents) <> 0`),
-  );
-  const lines = rowsOf<{
-    account_id: string;
-    entry_id: string;
-    line_id: string;
-    line_no: number;
-    date: string;
-    memo: string | null;
-    description: string | null;
-    amount: number | string;
-    running: number | string;
-  }>(
-    await db.execute(sql`
-      select l.account_id, l.entry_id, l.id as line_id, l.line_no, e.entry_date::text as date, e.memo, l.description,
-             l.amount_cents as amount,
-             sum(l.amount_cents) over (partition by l.account_id order by e.entry_date, l.entry_id, l.line_no) as running
-      from journal_lines l
-      join journal_entries e on e.organization_id = l.organization_id and e.id = l.entry_id
-      where l.organization_id = ${organizationId} and e.status = 'posted'
-        and e.entry_date between ${query.startDate}::date and ${query.endDate}::date
-        and (${accountId}::uuid is null or l.account_id = ${accountId}::uuid)
-      order by l.account_id, e.entry_date, l.entry_id, l.line_no`),
-  );
-
-  const openingOf = new Map(openings.map((o) => [o.account_id, Number(o.opening)]));
-  const linesOf = new Map<string, typeof lines>();
-  for (const line of lines) {
-    const list = linesOf.get(line.account_id) ?? [];
-    list.push(line);
-    linesOf.set(line.account_id, list);
-  }
-  const result: GeneralLedgerAccount[] = [];
-  for (const a of accounts) {
-    const opening = openingOf.get(a.id) ?? 0;
-    const own = linesOf.get(a.id) ?? [];
-    if (accountId === null && opening === 0 && own.length === 0) continue;
-    const balance = (signed: number) => inNormalDirection(a.type, signed);
-    const last = own[own.length - 1];
-    result.push({
-      accountId: a.id,
-      code: a.code,
-      name: a.name,
-      type: a.type,
-      subtype: a.subtype,
-      openingBalanceCents: balance(opening),
-      lines: own.map((l) => {
-        const amount = Number(l.amount);
-        return {
-          entryId: l.entry_id,
-          lineId: l.line_id,
-          lineNo: l.line_no,
-          date: l.date,
-          memo: l.memo,
-          description: l.description,
-          debitCents: amount > 0 ? amount : 0,
-          creditCents: amount < 0 ? -amount : 0,
-          runningBalanceCents: balance(opening + Number(l.running)),
-        };
-      }),
-      closingBalanceCents: balance(opening + (last ? Number(last.running) : 0)),
-    });
-  }
-  return { startDate: query.startDate, endDate: query.endDate, accounts: result };
-}
-
-const accountNotFound = () => new DomainError('ACCOUNT_NOT_FOUND', 'account not found');

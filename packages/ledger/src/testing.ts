@@ -96,3 +96,59 @@ export async function rollupMismatches(
       where y.amount is distinct from p.amount`),
   );
 }
+
+/**
+ * Many posted entries at once, for tests and benches that need large books: `entries` two-line entries, each debiting
+ * one of `debitAccountIds` and crediting `creditAccountId` by 1.00 to 90.99, dated over `days` days from `from`, with
+ * the daily rollup the posting path keeps. Written by plain SQL in one transaction, with every rule of the database
+ * still checked (each entry's balance at commit, lines only with their entry, closed periods, the monthly and yearly
+ * rollups kept by triggers): fast, but no different in the books from postings.
+ */
+export async function postBulkEntries(
+  db: Db,
+  organizationId: string,
+  options: {
+    debitAccountIds: readonly string[];
+    creditAccountId: string;
+    entries: number;
+    from: string;
+    days: number;
+    memo?: string;
+  },
+): Promise<void> {
+  const debits = sql`array[${sql.join(
+    options.debitAccountIds.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  )}]`;
+  const memo = options.memo ?? 'Bulk entry';
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`
+      create temp table bulk_entries on commit drop as
+      select gen_random_uuid() as id, g as n, ${options.from}::date + (g % ${options.days}) as day,
+             (${debits})[1 + g % ${options.debitAccountIds.length}] as debit, 100 + g * 7919 % 9000 as cents
+      from generate_series(1, ${options.entries}) g`);
+    await tx.execute(sql`
+      insert into journal_entries
+        (id, organization_id, status, source, entry_date, memo, posted_at, created_by_kind, created_by_id)
+      select id, ${organizationId}::uuid, 'posted'::entry_status, 'journal_entry'::entry_source, day, ${memo} || ' ' || n, now(),
+             'test', 'bulk'
+      from bulk_entries order by n`);
+    await tx.execute(sql`
+      insert into journal_lines (id, organization_id, entry_id, line_no, account_id, amount_cents)
+      select gen_random_uuid(), ${organizationId}::uuid, id, 1, debit, cents from bulk_entries
+      union all
+      select gen_random_uuid(), ${organizationId}::uuid, id, 2, ${options.creditAccountId}::uuid, -cents from bulk_entries`);
+    // In account and day order, as the posting path writes them.
+    await tx.execute(sql`
+      insert into account_daily_balances (organization_id, account_id, day, amount_cents)
+      select ${organizationId}::uuid, account_id, day, sum(amount) from (
+        select debit as account_id, day, cents as amount from bulk_entries
+        union all
+        select ${options.creditAccountId}::uuid, day, -cents from bulk_entries
+      ) s
+      group by account_id, day
+      order by account_id, day
+      on conflict (organization_id, account_id, day)
+      do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`);
+  });
+}

@@ -21,6 +21,8 @@ export interface PlatformContext {
   actor: { kind: string; id: string };
   requestId?: string | null | undefined;
   now?: Date | undefined;
+  /** The most lines a general ledger report may list (REPORT_TOO_LARGE beyond); unset, the ledger's default. */
+  generalLedgerMaxLines?: number | undefined;
 }
 
 export interface ListOptions {

@@ -3,7 +3,7 @@ import { type Executor, organizations } from '@firm/db';
 import {
   balanceSheet,
   fiscalYearStart,
-  generalLedger,
+  openGeneralLedger,
   profitAndLoss,
   todayUtc,
   trialBalance,
@@ -150,48 +150,63 @@ export async function report(
       };
     }
     case 'general-ledger': {
-      const r = await generalLedger(db, orgId, { startDate: periodStart, endDate, accountId: params.accountId });
-      return {
-        Header: header('GeneralLedger', org.currency, r.startDate, r.endDate),
-        Columns: {
-          Column: [
-            { ColTitle: 'Date', ColType: 'tx_date' },
-            { ColTitle: 'Memo/Description', ColType: 'memo' },
-            { ColTitle: 'Debit', ColType: 'debt_amt' },
-            { ColTitle: 'Credit', ColType: 'credit_amt' },
-            { ColTitle: 'Balance', ColType: 'rbal_nat_amount' },
-          ],
-        },
-        Rows: {
-          Row: r.accounts.map((a) => ({
+      // Built from the ledger's pages, so only the platform's rows are held, never the ledger's lines beside them.
+      const gl = await openGeneralLedger(
+        db,
+        orgId,
+        { startDate: periodStart, endDate, accountId: params.accountId },
+        { maxLines: ctx.generalLedgerMaxLines },
+      );
+      try {
+        const sections: Row[] = [];
+        for (const a of gl.accounts) {
+          const rows = [
+            data([
+              cell(gl.startDate),
+              cell('Beginning Balance'),
+              cell(''),
+              cell(''),
+              cell(money(a.openingBalanceCents)),
+            ]),
+          ];
+          for await (const page of gl.pages(a)) {
+            for (const l of page) {
+              rows.push(
+                data([
+                  cell(l.date, l.entryId),
+                  cell(l.description ?? l.memo ?? ''),
+                  cell(l.debitCents ? money(l.debitCents) : ''),
+                  cell(l.creditCents ? money(l.creditCents) : ''),
+                  cell(money(l.runningBalanceCents)),
+                ]),
+              );
+            }
+          }
+          sections.push({
             type: 'Section',
             Header: { ColData: [cell(a.name, a.accountId), cell(''), cell(''), cell(''), cell('')] },
-            Rows: {
-              Row: [
-                data([
-                  cell(r.startDate),
-                  cell('Beginning Balance'),
-                  cell(''),
-                  cell(''),
-                  cell(money(a.openingBalanceCents)),
-                ]),
-                ...a.lines.map((l) =>
-                  data([
-                    cell(l.date, l.entryId),
-                    cell(l.description ?? l.memo ?? ''),
-                    cell(l.debitCents ? money(l.debitCents) : ''),
-                    cell(l.creditCents ? money(l.creditCents) : ''),
-                    cell(money(l.runningBalanceCents)),
-                  ]),
-                ),
-              ],
-            },
+            Rows: { Row: rows },
             Summary: {
               ColData: [cell(`Total for ${a.name}`), cell(''), cell(''), cell(''), cell(money(a.closingBalanceCents))],
             },
-          })),
-        },
-      };
+          });
+        }
+        return {
+          Header: header('GeneralLedger', org.currency, gl.startDate, gl.endDate),
+          Columns: {
+            Column: [
+              { ColTitle: 'Date', ColType: 'tx_date' },
+              { ColTitle: 'Memo/Description', ColType: 'memo' },
+              { ColTitle: 'Debit', ColType: 'debt_amt' },
+              { ColTitle: 'Credit', ColType: 'credit_amt' },
+              { ColTitle: 'Balance', ColType: 'rbal_nat_amount' },
+            ],
+          },
+          Rows: { Row: sections },
+        };
+      } finally {
+        await gl.close();
+      }
     }
   }
 }
