@@ -16,6 +16,7 @@ import { scheduledEntryRoutes } from './routes/scheduled';
 import { refuseUnstorableText } from './text';
 import { errorsPlugin, frameworkError, MAX_PARAM_LENGTH, sendError } from './errors';
 import { type Authenticator, authPlugin } from './plugins/auth';
+import { exportSlotsPlugin } from './plugins/export-slots';
 import { qboPlugin } from './plugins/qbo';
 import { agentLimitsPlugin } from './plugins/agent-limits';
 import { qboCallbackRoutes, qboRoutes } from './routes/qbo/index';
@@ -136,6 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     authenticators: deps.authenticators ?? [],
     requestAuthenticators: [sessionAuthenticator],
   });
+  await app.register(exportSlotsPlugin);
   await app.register(openapiPlugin, { origin: config.PUBLIC_ORIGIN });
   await app.register(metricsPlugin);
   await app.register(qboPlugin);

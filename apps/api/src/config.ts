@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEVELOPMENT_TOKEN_KEYS, parseTokenKeys, type TokenKeys } from '@firm/banking';
 import { type AuditTrail, openAuditTrail } from '@firm/gateway';
+import { DEFAULT_GENERAL_LEDGER_MAX_LINES } from '@firm/ledger';
 import { type QboConfig, qboConfigFrom } from '@firm/qbo';
 import { DEVELOPMENT_SECRET_KEYS, parseSecretKeys, type SecretKeys } from '@firm/webhooks';
 import { type Static, Type } from 'typebox';
@@ -65,6 +66,18 @@ const ConfigSchema = Type.Object({
   AGENT_READ_LIMIT: Type.Integer({ default: 600, minimum: 1 }),
   /** How long a process keeps a firm's own agent limits before reading them again. */
   AGENT_LIMITS_CACHE_MS: Type.Integer({ default: 5000, minimum: 0 }),
+  /**
+   * The most lines one general ledger may list, as JSON (partner API and agent gateway) or exported; a range with
+   * more is refused (422 REPORT_TOO_LARGE) before any line is read.
+   */
+  GENERAL_LEDGER_MAX_LINES: Type.Integer({ default: DEFAULT_GENERAL_LEDGER_MAX_LINES, minimum: 1 }),
+  /**
+   * Report exports and general ledgers (which hold a database connection and the event loop's time while they are
+   * sent) each credential may run at once in a process, and the process as a whole; beyond either, 429 RATE_LIMITED
+   * with Retry-After.
+   */
+  EXPORTS_PER_CREDENTIAL: Type.Integer({ default: 2, minimum: 1 }),
+  EXPORTS_PER_PROCESS: Type.Integer({ default: 4, minimum: 1 }),
   /** Sign-in attempts per IP address, and per account, per login window. */
   LOGIN_RATE_LIMIT_IP_MAX: Type.Integer({ default: 30, minimum: 1 }),
   LOGIN_RATE_LIMIT_ACCOUNT_MAX: Type.Integer({ default: 10, minimum: 1 }),

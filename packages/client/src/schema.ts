@@ -231,6 +231,8 @@ export interface paths {
          * A financial report
          * @description In the platform's report JSON. Dates: start_date/end_date (or startDate/endDate); end defaults to today, start to the fiscal-year start (profit-loss, general-ledger) or the beginning of the books (trial-balance). Every figure is the partner API's report for the same company and dates.
          *
+         *     general-ledger lists at most GENERAL_LEDGER_MAX_LINES posted lines (50,000 by default), as the partner API's: a range with more is refused with 422 REPORT_TOO_LARGE (details[0] gives lineCount and maxLines); ask for a shorter period or one account (accountId). It also counts as an export: each credential may run EXPORTS_PER_CREDENTIAL of them at once (2 by default), each server process EXPORTS_PER_PROCESS (4); beyond either, 429 RATE_LIMITED with Retry-After. The same holds for reports/GeneralLedger through the pass-through.
+         *
          *     Requires scope `acct:reports:read`.
          *
          *     Requires scope `acct:reports:read`.
@@ -1874,6 +1876,8 @@ export interface paths {
          * General ledger (company path)
          * @description Per account: opening balance, each posted line with its running balance, closing balance.
          *
+         *     Whole, not in pages: a range of more than GENERAL_LEDGER_MAX_LINES posted lines (50,000 by default) is refused with 422 REPORT_TOO_LARGE before any line is read (details[0] gives lineCount and maxLines); narrow it with a shorter date range or accountId. Within the limit the report is streamed as it is read, a page of lines at a time, from one snapshot of the books. It counts as an export: each credential may run EXPORTS_PER_CREDENTIAL exports and general ledgers at once (2 by default), each server process EXPORTS_PER_PROCESS (4); beyond either, 429 RATE_LIMITED with Retry-After.
+         *
          *     Requires scope `reports:read`.
          *
          *     Requires scope `reports:read`.
@@ -3082,7 +3086,9 @@ export interface paths {
         };
         /**
          * Export a report as PDF, XLSX or CSV
-         * @description `report`: trial-balance, balance-sheet, profit-and-loss, general-ledger, cash-flow, ar-aging, ap-aging or financial-packet, with that report’s own parameters; `format`: pdf, xlsx or csv. PDF: a statement layout (company and title, period, column headings repeated on every page, indented accounts, subtotals and totals, "Page n of N"; beyond 20,000 rows "Page n", streamed). XLSX: one sheet per statement, amounts as numbers in a currency format, subtotals and totals as formulas. CSV: per statement its title, period, headings and rows, amounts with two decimals. The packet exports its profit and loss and balance sheet with their comparison columns, the cash flows, the trial balance and both agings. Sent as an attachment.
+         * @description `report`: trial-balance, balance-sheet, profit-and-loss, general-ledger, cash-flow, ar-aging, ap-aging or financial-packet, with that report’s own parameters; `format`: pdf, xlsx or csv. PDF: a statement layout (company and title, period, column headings repeated on every page, indented accounts, subtotals and totals, "Page n of N"). XLSX: one sheet per statement, amounts as numbers in a currency format, subtotals and totals as formulas. CSV: per statement its title, period, headings and rows, amounts with two decimals. The packet exports its profit and loss and balance sheet with their comparison columns, the cash flows, the trial balance and both agings. Sent as an attachment, streamed as it is drawn (a general ledger is read a page of lines at a time).
+         *
+         *     A general ledger of more than GENERAL_LEDGER_MAX_LINES lines (50,000 by default) is refused with 422 REPORT_TOO_LARGE, before anything is sent: details[0] gives lineCount and maxLines; narrow it with a shorter date range or accountId. Each credential may run EXPORTS_PER_CREDENTIAL exports (2 by default; the general-ledger JSON report counts too) at once, and each server process EXPORTS_PER_PROCESS (4) whoever asks: beyond either, 429 RATE_LIMITED with Retry-After.
          *
          *     Requires scope `reports:read`.
          *
@@ -3131,6 +3137,8 @@ export interface paths {
         /**
          * General ledger
          * @description Per account: opening balance, each posted line with its running balance, closing balance.
+         *
+         *     Whole, not in pages: a range of more than GENERAL_LEDGER_MAX_LINES posted lines (50,000 by default) is refused with 422 REPORT_TOO_LARGE before any line is read (details[0] gives lineCount and maxLines); narrow it with a shorter date range or accountId. Within the limit the report is streamed as it is read, a page of lines at a time, from one snapshot of the books. It counts as an export: each credential may run EXPORTS_PER_CREDENTIAL exports and general ledgers at once (2 by default), each server process EXPORTS_PER_PROCESS (4); beyond either, 429 RATE_LIMITED with Retry-After.
          *
          *     Requires scope `reports:read`.
          *
@@ -5939,6 +5947,17 @@ export interface components {
                 "text/csv; charset=utf-8": components["schemas"]["Error"];
             };
         };
+        /** @description RATE_LIMITED: the credential already runs EXPORTS_PER_CREDENTIAL exports at once, or the process EXPORTS_PER_PROCESS, or the credential went over its request rate limit. Retry after Retry-After seconds. */
+        ErrorRetryAfter: {
+            headers: {
+                /** @description Seconds to wait (5 when a running export is in the way). */
+                "retry-after"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Default Response */
         GetAccountsResponse: {
             headers: {
@@ -6849,7 +6868,8 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
-            429: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["ErrorRetryAfter"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
         };
@@ -9700,7 +9720,8 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
-            429: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["ErrorRetryAfter"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
         };
@@ -11772,7 +11793,8 @@ export interface operations {
             401: components["responses"]["Error2"];
             403: components["responses"]["Error2"];
             404: components["responses"]["Error2"];
-            429: components["responses"]["Error2"];
+            422: components["responses"]["Error2"];
+            429: components["responses"]["ErrorRetryAfter"];
             500: components["responses"]["Error2"];
             503: components["responses"]["Error2"];
         };
@@ -11842,7 +11864,8 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
-            429: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["ErrorRetryAfter"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
         };

@@ -185,7 +185,9 @@ function hoistResponsesAndParameters(doc: HoistTarget): void {
       let name = responseNames.get(key);
       if (!name) {
         const schemaRef = /"\$ref":"#\/components\/schemas\/([^"]+)"/.exec(key)?.[1];
-        name = unique(responses, schemaRef ?? `Response${status}`);
+        // A response that carries headers is named after them too (ErrorRetryAfter), apart from the plain one.
+        const headers = Object.keys((response as { headers?: Record<string, unknown> }).headers ?? {}).map(pascal);
+        name = unique(responses, schemaRef ? `${schemaRef}${headers.join('')}` : `Response${status}`);
         responseNames.set(key, name);
         responses[name] = response;
       }

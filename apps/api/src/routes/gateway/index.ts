@@ -37,6 +37,7 @@ import {
   runIdempotentRemote,
 } from '../../plugins/idempotency';
 import { AGENT_READ_WINDOW_SECONDS } from '../../plugins/agent-limits';
+import { exportLimited } from '../../plugins/export-slots';
 import { enforceLimit } from '../../plugins/rate-limit';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
 import { VERSION } from '../../version';
@@ -174,6 +175,7 @@ function platformFor(
     acctCompanyId: client.acctCompanyId,
     actor: { kind: request.credential.kind, id: request.credential.id },
     requestId: request.id,
+    generalLedgerMaxLines: request.server.config.GENERAL_LEDGER_MAX_LINES,
   });
 }
 
@@ -868,6 +870,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (target.kind === 'query') return { data: { ...(await runAgentQuery(request, target.query)), time: time() } };
       if (target.kind === 'report') {
         requireScope(request, 'acct:reports:read');
+        if (target.report === 'general-ledger') request.server.takeExportSlot(request, reply);
         request.agentAudit.entityType = target.report;
         const q = query;
         return {
@@ -916,14 +919,21 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           "In the platform's report JSON. Dates: start_date/end_date (or startDate/endDate); end defaults to today, " +
           'start to the fiscal-year start (profit-loss, general-ledger) or the beginning of the books (trial-balance). ' +
-          "Every figure is the partner API's report for the same company and dates.",
+          "Every figure is the partner API's report for the same company and dates.\n\n" +
+          'general-ledger lists at most GENERAL_LEDGER_MAX_LINES posted lines (50,000 by default), as the partner ' +
+          "API's: a range with more is refused with 422 REPORT_TOO_LARGE (details[0] gives lineCount and maxLines); " +
+          'ask for a shorter period or one account (accountId). It also counts as an export: each credential may ' +
+          'run EXPORTS_PER_CREDENTIAL of them at once (2 by default), each server process EXPORTS_PER_PROCESS (4); ' +
+          'beyond either, 429 RATE_LIMITED with Retry-After. The same holds for reports/GeneralLedger through the ' +
+          'pass-through.',
         params: ReportParams,
         querystring: ReportQuery,
-        response: { 200: ReportResponse },
+        response: { 200: ReportResponse, ...errorResponses(422), 429: exportLimited },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
+      if (request.params.reportName === 'general-ledger') request.server.takeExportSlot(request, reply);
       request.agentAudit.entityType = request.params.reportName;
       return {
         data: await platformOf(request, db()).report(request.params.reportName, {

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agingReport } from '@firm/documents';
 import {
@@ -5,13 +6,14 @@ import {
   cashFlowStatement,
   checkDateRange,
   fiscalYearStart,
-  generalLedger,
+  openGeneralLedger,
   profitAndLoss,
   todayUtc,
   trialBalance,
 } from '@firm/ledger';
 import { Type } from 'typebox';
 import { errorResponses } from '../../errors';
+import { exportLimited } from '../../plugins/export-slots';
 import { IsoDate, Uuid } from '../../schemas';
 import { financialPacket } from './packet';
 import { csvStream, pdfStream, xlsxStream } from './render';
@@ -80,7 +82,15 @@ const Binary = (description: string) => ({ schema: Type.String({ format: 'binary
 export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const db = () => app.database.db;
 
-  async function statementsOf(q: Query, org: { id: string; name: string; fiscalYearStartMonth: number }) {
+  /**
+   * The statements of an export; what they read while they are drawn (the general ledger's lines) is released by the
+   * functions added to `opened`.
+   */
+  async function statementsOf(
+    q: Query,
+    org: { id: string; name: string; fiscalYearStartMonth: number },
+    opened: (() => Promise<void>)[],
+  ): Promise<Statement[]> {
     const endDate = q.endDate ?? todayUtc();
     const startDate = q.startDate ?? fiscalYearStart(endDate, org.fiscalYearStartMonth);
     const name = org.name;
@@ -101,13 +111,16 @@ export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
             name,
           ),
         ];
-      case 'general-ledger':
-        return [
-          generalLedgerStatement(
-            await generalLedger(db(), org.id, { startDate, endDate, accountId: q.accountId }),
-            name,
-          ),
-        ];
+      case 'general-ledger': {
+        const gl = await openGeneralLedger(
+          db(),
+          org.id,
+          { startDate, endDate, accountId: q.accountId },
+          { maxLines: app.config.GENERAL_LEDGER_MAX_LINES },
+        );
+        opened.push(gl.close);
+        return [generalLedgerStatement(gl, name)];
+      }
       case 'cash-flow':
         return [cashFlowStatementOf(await cashFlowStatement(db(), org.id, { startDate, endDate }), name)];
       case 'ar-aging':
@@ -141,7 +154,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/reports/export',
     {
-      config: { scope: 'reports:read', organization: 'header' },
+      config: { scope: 'reports:read', organization: 'header', exportSlot: true },
       schema: {
         tags: ['reports'],
         summary: 'Export a report as PDF, XLSX or CSV',
@@ -149,10 +162,16 @@ export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
           '`report`: trial-balance, balance-sheet, profit-and-loss, general-ledger, cash-flow, ar-aging, ap-aging or ' +
           'financial-packet, with that report’s own parameters; `format`: pdf, xlsx or csv. PDF: a statement ' +
           'layout (company and title, period, column headings repeated on every page, indented accounts, subtotals ' +
-          'and totals, "Page n of N"; beyond 20,000 rows "Page n", streamed). XLSX: one sheet per statement, amounts ' +
+          'and totals, "Page n of N"). XLSX: one sheet per statement, amounts ' +
           'as numbers in a currency format, subtotals and totals as formulas. CSV: per statement its title, period, ' +
           'headings and rows, amounts with two decimals. The packet exports its profit and loss and balance sheet ' +
-          'with their comparison columns, the cash flows, the trial balance and both agings. Sent as an attachment.',
+          'with their comparison columns, the cash flows, the trial balance and both agings. Sent as an attachment, ' +
+          'streamed as it is drawn (a general ledger is read a page of lines at a time).\n\n' +
+          'A general ledger of more than GENERAL_LEDGER_MAX_LINES lines (50,000 by default) is refused with 422 ' +
+          'REPORT_TOO_LARGE, before anything is sent: details[0] gives lineCount and maxLines; narrow it with a ' +
+          'shorter date range or accountId. Each credential may run EXPORTS_PER_CREDENTIAL exports (2 by default; ' +
+          'the general-ledger JSON report counts too) at once, and each server process EXPORTS_PER_PROCESS (4) ' +
+          'whoever asks: beyond either, 429 RATE_LIMITED with Retry-After.',
         querystring: ExportQuery,
         produces: Object.values(FORMATS),
         response: {
@@ -164,19 +183,32 @@ export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
               'text/csv': Binary('CSV, UTF-8, CRLF line ends'),
             },
           },
-          ...errorResponses(400),
+          ...errorResponses(400, 422),
+          429: exportLimited,
         },
       },
     },
     async (request, reply) => {
       const q = request.query as Query;
-      const statements = await statementsOf(q, request.organization);
-      const stream =
-        q.format === 'pdf'
-          ? await pdfStream(statements)
-          : q.format === 'xlsx'
-            ? await xlsxStream(statements)
-            : csvStream(statements);
+      const opened: (() => Promise<void>)[] = [];
+      const release = () => {
+        for (const close of opened.splice(0)) void close().catch((err: unknown) => request.log.warn({ err }));
+      };
+      let stream: Readable;
+      try {
+        const statements = await statementsOf(q, request.organization, opened);
+        stream =
+          q.format === 'pdf'
+            ? await pdfStream(statements)
+            : q.format === 'xlsx'
+              ? await xlsxStream(statements)
+              : csvStream(statements);
+      } catch (err) {
+        release();
+        throw err;
+      }
+      // Sent whole, failed or cut off by the client: the report's reading ends with its stream.
+      stream.once('close', release);
       const filename = `${q.report}-${q.endDate ?? q.asOf ?? todayUtc()}.${q.format}`;
       return reply
         .type(FORMATS[q.format])

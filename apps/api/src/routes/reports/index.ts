@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Organization } from '@firm/identity';
-import { balanceSheet, fiscalYearStart, generalLedger, profitAndLoss, todayUtc, trialBalance } from '@firm/ledger';
-import type { FastifyRequest } from 'fastify';
+import { balanceSheet, fiscalYearStart, openGeneralLedger, profitAndLoss, todayUtc, trialBalance } from '@firm/ledger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import { errorResponses } from '../../errors';
+import { exportLimited } from '../../plugins/export-slots';
 import { CompanyParams } from '../../schemas';
+import { generalLedgerJson } from './general-ledger-json';
 import {
   BalanceSheet,
   GeneralLedger,
@@ -33,7 +35,9 @@ interface Report {
   description: string;
   query: TSchema;
   response: TSchema;
-  run(request: FastifyRequest, query: Period): Promise<unknown>;
+  run(request: FastifyRequest, query: Period, reply: FastifyReply): Promise<unknown>;
+  /** Reports whose size grows with the books: capped, streamed, and counted as exports. */
+  large?: boolean;
 }
 
 const REPORTS: Report[] = [
@@ -73,14 +77,26 @@ const REPORTS: Report[] = [
   {
     path: 'general-ledger',
     summary: 'General ledger',
-    description: 'Per account: opening balance, each posted line with its running balance, closing balance.',
+    description:
+      'Per account: opening balance, each posted line with its running balance, closing balance.\n\n' +
+      'Whole, not in pages: a range of more than GENERAL_LEDGER_MAX_LINES posted lines (50,000 by default) is ' +
+      'refused with 422 REPORT_TOO_LARGE before any line is read (details[0] gives lineCount and maxLines); narrow ' +
+      'it with a shorter date range or accountId. Within the limit the report is streamed as it is read, a page of ' +
+      'lines at a time, from one snapshot of the books. It counts as an export: each credential may run ' +
+      'EXPORTS_PER_CREDENTIAL exports and general ledgers at once (2 by default), each server process ' +
+      'EXPORTS_PER_PROCESS (4); beyond either, 429 RATE_LIMITED with Retry-After.',
     query: GeneralLedgerQuery,
     response: GeneralLedger,
-    run: (request, query) =>
-      generalLedger(request.server.database.db, request.organization.id, {
-        ...period(request.organization, query),
-        accountId: query.accountId,
-      }),
+    large: true,
+    run: async (request, query, reply) => {
+      const gl = await openGeneralLedger(
+        request.server.database.db,
+        request.organization.id,
+        { ...period(request.organization, query), accountId: query.accountId },
+        { maxLines: request.server.config.GENERAL_LEDGER_MAX_LINES },
+      );
+      return reply.type('application/json; charset=utf-8').send(generalLedgerJson(gl));
+    },
   },
 ];
 
@@ -88,34 +104,43 @@ const tags = ['reports'];
 
 export const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   for (const report of REPORTS) {
+    const responses = {
+      200: ReportOf(report.response),
+      ...errorResponses(400),
+      ...(report.large ? { ...errorResponses(422), 429: exportLimited } : {}),
+    };
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const data = await report.run(request, request.query as Period, reply);
+      return report.large ? data : { data };
+    };
     app.get(
       `/reports/${report.path}`,
       {
-        config: { scope: 'reports:read', organization: 'header' },
+        config: { scope: 'reports:read', organization: 'header', exportSlot: report.large ?? false },
         schema: {
           tags,
           summary: report.summary,
           description: report.description,
           querystring: report.query,
-          response: { 200: ReportOf(report.response), ...errorResponses(400) },
+          response: responses,
         },
       },
-      async (request) => ({ data: await report.run(request, request.query as Period) }),
+      handler,
     );
     app.get(
       `/companies/:companyId/reports/${report.path}`,
       {
-        config: { scope: 'reports:read', organization: 'path' },
+        config: { scope: 'reports:read', organization: 'path', exportSlot: report.large ?? false },
         schema: {
           tags,
           summary: `${report.summary} (company path)`,
           description: report.description,
           params: CompanyParams,
           querystring: report.query,
-          response: { 200: ReportOf(report.response), ...errorResponses(400) },
+          response: responses,
         },
       },
-      async (request) => ({ data: await report.run(request, request.query as Period) }),
+      handler,
     );
   }
 };

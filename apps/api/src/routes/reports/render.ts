@@ -1,5 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
-import type { Row, Statement } from './statements';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { kindsOf, type Row, type Statement } from './statements';
 
 /**
  * exceljs and pdfkit are loaded on the first export, not at start: a process that never exports (most of them, the
@@ -10,8 +11,33 @@ const pdfkit = () => import('pdfkit').then((m) => m.default);
 
 /**
  * Statements drawn as CSV, XLSX (exceljs, streamed: rows are written out as they are added) and PDF (pdfkit,
- * streamed page by page). Money is cents in the model: two decimals everywhere it is shown.
+ * streamed page by page). Money is cents in the model: two decimals everywhere it is shown. Rows are drawn as they
+ * arrive, and the XLSX and PDF writers give the event loop back every few hundred rows and wait while the reader is
+ * behind, so a long export holds neither the process's other requests nor more than a page or so of output.
  */
+
+/** Rows a CSV or XLSX writes between turns of the event loop. */
+const BREATHE_ROWS = 500;
+
+/**
+ * Lets other work run, and waits while what was written has not been read (or until the reader is gone); false once
+ * the stream is destroyed, when the writer should stop.
+ */
+async function breathe(out: PassThrough): Promise<boolean> {
+  await nextTurn();
+  if (out.writableNeedDrain && !out.destroyed) {
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        out.off('drain', done);
+        out.off('close', done);
+        resolve();
+      };
+      out.on('drain', done);
+      out.on('close', done);
+    });
+  }
+  return !out.destroyed;
+}
 
 const decimal = (cents: number) => {
   const sign = cents < 0 ? '-' : '';
@@ -33,12 +59,14 @@ function csvCell(value: string | number | null, kind: 'text' | 'money' | 'date')
 /** One CSV of the statements: for each, its title, its period, its column headings, its rows; a blank line between. */
 export function csvStream(statements: Statement[]): Readable {
   return Readable.from(
-    (function* () {
+    (async function* () {
       for (const [i, s] of statements.entries()) {
         if (i > 0) yield '\r\n';
         yield `${csvCell(s.title, 'text')}\r\n${csvCell(s.subtitle, 'text')}\r\n`;
         yield `${s.columns.map((c) => csvCell(c.title, 'text')).join(',')}\r\n`;
-        for (const row of s.rows) {
+        let written = 0;
+        for await (const row of s.rows) {
+          if (++written % BREATHE_ROWS === 0) await nextTurn();
           yield `${row.cells.map((v, j) => csvCell(j === 0 ? `${'  '.repeat(row.indent)}${v ?? ''}` : v, s.columns[j]?.kind ?? 'text')).join(',')}\r\n`;
         }
       }
@@ -92,7 +120,8 @@ export async function xlsxStream(statements: Statement[]): Promise<Readable> {
       const header = sheet.addRow(s.columns.map((c) => c.title));
       header.font = { bold: true };
       header.commit();
-      for (const row of s.rows) {
+      let written = 0;
+      for await (const row of s.rows) {
         const values = row.cells.map((v, j) => {
           const kind = s.columns[j]?.kind;
           if (kind !== 'money' || v === null || typeof v !== 'number') return v;
@@ -112,6 +141,7 @@ export async function xlsxStream(statements: Statement[]): Promise<Readable> {
           });
         }
         added.commit();
+        if (++written % BREATHE_ROWS === 0 && !(await breathe(out))) return;
       }
       sheet.commit();
     }
@@ -123,8 +153,11 @@ export async function xlsxStream(statements: Statement[]): Promise<Readable> {
 // ---------------------------------------------------------------- PDF
 
 const PAGE = { size: 'A4' as const, margin: 48 };
-/** Up to this many rows a PDF numbers its pages "n of N" (kept in memory until the end); beyond, "n" (streamed). */
-export const PDF_BUFFERED_ROWS = 20_000;
+const WIDTH = 595.28; // A4
+const LEFT = PAGE.margin;
+const RIGHT = WIDTH - PAGE.margin;
+const LINE_HEIGHT = 14;
+
 const accounting = (cents: number) => {
   const [whole, frac] = decimal(Math.abs(cents)).split('.') as [string, string];
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
@@ -132,123 +165,178 @@ const accounting = (cents: number) => {
 };
 
 /**
+ * Where rows go on the pages of a statement, from their kinds alone: one function places them both when the pages
+ * are counted (before the first is drawn) and when they are drawn, so the count is the drawing's. `top` is where the
+ * first row of a page goes, under the statement's heading; each call answers the row's y and whether it starts a page.
+ */
+function placer(top: number, bottom: number) {
+  let y = top;
+  return (kind: Row['kind']): { y: number; newPage: boolean } => {
+    const extra = kind === 'total' ? 6 : kind === 'heading' ? 4 : 0;
+    let newPage = false;
+    if (y + LINE_HEIGHT + extra > bottom) {
+      y = top;
+      newPage = true;
+    }
+    if (kind === 'heading') y += 4;
+    if (kind === 'subtotal' || kind === 'total') y += 3;
+    const at = y;
+    y += LINE_HEIGHT + extra;
+    return { y: at, newPage };
+  };
+}
+
+/**
  * A PDF statement layout: each statement starts a page with the company and title, the period and the column
  * headings, which repeat on every page it runs to; headings, indented account lines, subtotals over a rule, totals
- * over a rule and under a double one; page numbers "Page n of N" at the foot of every page.
+ * over a rule and under a double one; "Page n of N" at the foot of every page. Pages are written out as they are
+ * finished (nothing is kept to number them afterwards: the pages are counted from the kinds of the rows first).
  */
 export async function pdfStream(statements: Statement[]): Promise<Readable> {
   const PDFDocument = await pdfkit();
-  // "Page n of N" needs every page kept until the end; a very long report is streamed page by page instead, and its
-  // pages say "Page n".
-  const buffered = statements.reduce((n, s) => n + s.rows.length, 0) <= PDF_BUFFERED_ROWS;
-  const doc = new PDFDocument({ size: PAGE.size, margin: PAGE.margin, bufferPages: buffered, autoFirstPage: false });
-  let pages = 0;
+  const doc = new PDFDocument({ size: PAGE.size, margin: PAGE.margin, bufferPages: false, autoFirstPage: false });
+  const out = new PassThrough();
+  doc.on('data', (chunk: Buffer) => out.write(chunk));
+  doc.on('end', () => out.end());
+  doc.info.Title = statements[0]?.title ?? 'Report';
+
   const footer = (text: string) => {
     const bottomMargin = doc.page.margins.bottom;
     doc.page.margins.bottom = 0;
     doc
       .font('Helvetica')
       .fontSize(8)
-      .text(text, left, doc.page.height - PAGE.margin, { width: right - left, align: 'right', lineBreak: false });
+      .text(text, LEFT, doc.page.height - PAGE.margin, { width: RIGHT - LEFT, align: 'right', lineBreak: false });
     doc.page.margins.bottom = bottomMargin;
   };
-  doc.info.Title = statements[0]?.title ?? 'Report';
-  const width = 595.28; // A4
-  const left = PAGE.margin;
-  const right = width - PAGE.margin;
-  const lineHeight = 14;
 
   const columnsOf = (s: Statement) => {
     const others = s.columns.length - 1;
-    const otherWidth = Math.min(90, (right - left - 180) / Math.max(others, 1));
-    const firstWidth = right - left - otherWidth * others;
+    const otherWidth = Math.min(90, (RIGHT - LEFT - 180) / Math.max(others, 1));
+    const firstWidth = RIGHT - LEFT - otherWidth * others;
     return s.columns.map((c, i) => ({
       ...c,
-      x: i === 0 ? left : left + firstWidth + otherWidth * (i - 1),
+      x: i === 0 ? LEFT : LEFT + firstWidth + otherWidth * (i - 1),
       width: i === 0 ? firstWidth : otherWidth,
     }));
   };
 
-  for (const s of statements) {
-    const cols = columnsOf(s);
-    const header = () => {
-      doc.addPage();
-      pages++;
-      if (!buffered) footer(`Page ${pages}`);
-      doc
-        .font('Helvetica-Bold')
-        .fontSize(14)
-        .text(s.title, left, PAGE.margin, { width: right - left });
-      doc
-        .font('Helvetica')
-        .fontSize(10)
-        .text(s.subtitle, left, doc.y + 2, { width: right - left });
-      const y = doc.y + 10;
-      doc.font('Helvetica-Bold').fontSize(9);
-      for (const c of cols) {
-        doc.text(c.title, c.x, y, {
-          width: c.width - 4,
-          align: c.kind === 'money' ? 'right' : 'left',
-          lineBreak: false,
-        });
-      }
-      doc
-        .moveTo(left, y + lineHeight - 2)
-        .lineTo(right, y + lineHeight - 2)
-        .lineWidth(0.8)
-        .stroke();
-      return y + lineHeight + 2;
-    };
-    let y = header();
+  /**
+   * The text, cut to `width` at the current font and ended with an ellipsis when it does not fit. Cells are placed by
+   * their measured width rather than through pdfkit's line wrapper, which is most of the time a long report takes.
+   */
+  const fitted = (text: string, width: number): { text: string; width: number } => {
+    const whole = doc.widthOfString(text);
+    if (whole <= width) return { text, width: whole };
+    let fits = 0;
+    let over = text.length;
+    while (over - fits > 1) {
+      const mid = (fits + over) >> 1;
+      if (doc.widthOfString(`${text.slice(0, mid)}…`) <= width) fits = mid;
+      else over = mid;
+    }
+    const cut = `${text.slice(0, fits).trimEnd()}…`;
+    return { text: cut, width: doc.widthOfString(cut) };
+  };
+
+  /** The heading's lines, measured once: the title may wrap. */
+  const headingOf = (s: Statement) => {
+    const titleHeight = doc
+      .font('Helvetica-Bold')
+      .fontSize(14)
+      .heightOfString(s.title, { width: RIGHT - LEFT });
+    const subtitleY = PAGE.margin + titleHeight + 2;
+    const subtitleHeight = doc
+      .font('Helvetica')
+      .fontSize(10)
+      .heightOfString(s.subtitle, { width: RIGHT - LEFT });
+    const columnsY = subtitleY + subtitleHeight + 10;
+    return { subtitleY, columnsY, top: columnsY + LINE_HEIGHT + 2 };
+  };
+
+  const draw = async () => {
+    // A page to measure headings on; it becomes the first page.
+    doc.addPage();
     const bottom = doc.page.height - PAGE.margin - 24;
-    for (const row of s.rows) {
-      const extra = row.kind === 'total' ? 6 : row.kind === 'heading' ? 4 : 0;
-      if (y + lineHeight + extra > bottom) y = header();
-      if (row.kind === 'heading') y += 4;
-      if (row.kind === 'subtotal' || row.kind === 'total') y += 3;
-      doc.font(row.kind === 'line' ? 'Helvetica' : 'Helvetica-Bold').fontSize(9);
-      cols.forEach((c, j) => {
-        const v = row.cells[j];
-        if (v === null || v === undefined) return;
-        const text = c.kind === 'money' && typeof v === 'number' ? accounting(v) : String(v);
-        const indent = j === 0 ? row.indent * 12 : 0;
-        doc.text(text, c.x + indent, y, {
-          width: c.width - 4 - indent,
-          align: c.kind === 'money' ? 'right' : 'left',
-          lineBreak: false,
-          ellipsis: true,
-          height: lineHeight,
+    const headings = statements.map(headingOf);
+    let pageCount = 0;
+    statements.forEach((s, i) => {
+      const place = placer((headings[i] as ReturnType<typeof headingOf>).top, bottom);
+      pageCount++;
+      for (const kind of kindsOf(s)) if (place(kind).newPage) pageCount++;
+    });
+    let page = 0;
+    const startPage = () => {
+      if (page > 0) doc.addPage();
+      page++;
+      footer(`Page ${page} of ${Math.max(pageCount, page)}`);
+    };
+    if (statements.length === 0) startPage();
+
+    for (const [i, s] of statements.entries()) {
+      const cols = columnsOf(s);
+      const heading = headings[i] as ReturnType<typeof headingOf>;
+      const header = () => {
+        startPage();
+        doc
+          .font('Helvetica-Bold')
+          .fontSize(14)
+          .text(s.title, LEFT, PAGE.margin, { width: RIGHT - LEFT });
+        doc
+          .font('Helvetica')
+          .fontSize(10)
+          .text(s.subtitle, LEFT, heading.subtitleY, { width: RIGHT - LEFT });
+        doc.font('Helvetica-Bold').fontSize(9);
+        for (const c of cols) {
+          doc.text(c.title, c.x, heading.columnsY, {
+            width: c.width - 4,
+            align: c.kind === 'money' ? 'right' : 'left',
+            lineBreak: false,
+          });
+        }
+        const rule = heading.columnsY + LINE_HEIGHT - 2;
+        doc.moveTo(LEFT, rule).lineTo(RIGHT, rule).lineWidth(0.8).stroke();
+      };
+      header();
+      const place = placer(heading.top, bottom);
+      for await (const row of s.rows) {
+        const { y, newPage } = place(row.kind);
+        if (newPage) {
+          // The page just finished has been written out: let other requests run, and wait for a slow reader.
+          if (!(await breathe(out))) return;
+          header();
+        }
+        doc.font(row.kind === 'line' ? 'Helvetica' : 'Helvetica-Bold').fontSize(9);
+        cols.forEach((c, j) => {
+          const v = row.cells[j];
+          if (v === null || v === undefined) return;
+          const indent = j === 0 ? row.indent * 12 : 0;
+          const room = c.width - 4 - indent;
+          const { text, width } = fitted(c.kind === 'money' && typeof v === 'number' ? accounting(v) : String(v), room);
+          doc.text(text, c.kind === 'money' ? c.x + indent + room - width : c.x + indent, y, { lineBreak: false });
         });
-      });
-      if (row.kind === 'subtotal' || row.kind === 'total') {
-        for (const c of cols.filter((x) => x.kind === 'money')) {
-          doc
-            .moveTo(c.x + 8, y - 3)
-            .lineTo(c.x + c.width - 4, y - 3)
-            .lineWidth(0.5)
-            .stroke();
-          if (row.kind === 'total') {
-            for (const dy of [lineHeight - 2, lineHeight]) {
-              doc
-                .moveTo(c.x + 8, y + dy)
-                .lineTo(c.x + c.width - 4, y + dy)
-                .lineWidth(0.5)
-                .stroke();
+        if (row.kind === 'subtotal' || row.kind === 'total') {
+          for (const c of cols.filter((x) => x.kind === 'money')) {
+            doc
+              .moveTo(c.x + 8, y - 3)
+              .lineTo(c.x + c.width - 4, y - 3)
+              .lineWidth(0.5)
+              .stroke();
+            if (row.kind === 'total') {
+              for (const dy of [LINE_HEIGHT - 2, LINE_HEIGHT]) {
+                doc
+                  .moveTo(c.x + 8, y + dy)
+                  .lineTo(c.x + c.width - 4, y + dy)
+                  .lineWidth(0.5)
+                  .stroke();
+              }
             }
           }
         }
       }
-      y += lineHeight + extra;
     }
-  }
-  if (statements.length === 0) doc.addPage();
-  if (buffered) {
-    const range = doc.bufferedPageRange();
-    for (let i = range.start; i < range.start + range.count; i++) {
-      doc.switchToPage(i);
-      footer(`Page ${i + 1} of ${range.count}`);
-    }
-  }
-  doc.end();
-  return doc as unknown as Readable;
+    doc.end();
+  };
+  void draw().catch((err: unknown) => out.destroy(err as Error));
+  return out;
 }

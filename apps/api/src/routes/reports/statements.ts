@@ -2,7 +2,7 @@ import type { AgingReport } from '@firm/documents';
 import type {
   BalanceSheet,
   CashFlowStatement,
-  GeneralLedger,
+  GeneralLedgerReader,
   ProfitAndLoss,
   ReportAccount,
   TrialBalance,
@@ -27,13 +27,23 @@ export interface Row {
   sum?: { from: number; to: number } | { rows: { row: number; sign: 1 | -1 }[] };
 }
 
-export interface Statement {
+interface StatementHead {
   title: string;
   /** The period or date, as the heading says it. */
   subtitle: string;
   columns: Column[];
-  rows: Row[];
 }
+
+/**
+ * Rows in memory, or rows read while the statement is drawn (the general ledger, a page of lines at a time), whose
+ * kinds are known beforehand so that a PDF can number its pages "n of N" from the first one.
+ */
+export type Statement = StatementHead &
+  ({ rows: Row[] } | { rows: AsyncIterable<Row>; kinds: () => Iterable<Row['kind']> });
+
+/** The kinds of a statement's rows, in order, without reading streamed rows. */
+export const kindsOf = (s: Statement): Iterable<Row['kind']> =>
+  Array.isArray(s.rows) ? s.rows.map((r) => r.kind) : (s as { kinds: () => Iterable<Row['kind']> }).kinds();
 
 /** Builds rows, remembering where each section's lines start so its subtotal can name them. */
 class Rows {
@@ -266,32 +276,12 @@ export function agingStatement(report: AgingReport, company: string): Statement 
   };
 }
 
-/** The general ledger: per account, its opening balance, its lines and its closing balance. */
-export function generalLedgerStatement(gl: GeneralLedger, company: string): Statement {
-  const rows: Row[] = [];
-  for (const a of gl.accounts) {
-    rows.push({ kind: 'heading', cells: [label(a), null, null, null, null, null], indent: 0 });
-    rows.push({ kind: 'line', cells: ['Opening balance', null, null, null, null, a.openingBalanceCents], indent: 1 });
-    for (const l of a.lines) {
-      rows.push({
-        kind: 'line',
-        cells: [
-          l.description ?? l.memo ?? '',
-          l.date,
-          l.entryId.slice(0, 8),
-          l.debitCents,
-          l.creditCents,
-          l.runningBalanceCents,
-        ],
-        indent: 1,
-      });
-    }
-    rows.push({
-      kind: 'subtotal',
-      cells: ['Closing balance', null, null, null, null, a.closingBalanceCents],
-      indent: 0,
-    });
-  }
+/**
+ * The general ledger: per account, its opening balance, its lines and its closing balance. The lines are read from
+ * the ledger as the statement is drawn; the accounts' line counts, known beforehand, give the kinds of its rows.
+ */
+export function generalLedgerStatement(gl: GeneralLedgerReader, company: string): Statement {
+  const empty = [null, null, null, null, null];
   return {
     title: `${company}: General ledger`,
     subtitle: `${gl.startDate} to ${gl.endDate}`,
@@ -303,6 +293,40 @@ export function generalLedgerStatement(gl: GeneralLedger, company: string): Stat
       money('Credit'),
       money('Balance'),
     ],
-    rows,
+    rows: (async function* (): AsyncGenerator<Row> {
+      for (const a of gl.accounts) {
+        yield { kind: 'heading', cells: [label(a), ...empty], indent: 0 };
+        yield { kind: 'line', cells: ['Opening balance', null, null, null, null, a.openingBalanceCents], indent: 1 };
+        for await (const page of gl.pages(a)) {
+          for (const l of page) {
+            yield {
+              kind: 'line',
+              cells: [
+                l.description ?? l.memo ?? '',
+                l.date,
+                l.entryId.slice(0, 8),
+                l.debitCents,
+                l.creditCents,
+                l.runningBalanceCents,
+              ],
+              indent: 1,
+            };
+          }
+        }
+        yield {
+          kind: 'subtotal',
+          cells: ['Closing balance', null, null, null, null, a.closingBalanceCents],
+          indent: 0,
+        };
+      }
+    })(),
+    *kinds() {
+      for (const a of gl.accounts) {
+        yield 'heading';
+        yield 'line';
+        for (let i = 0; i < a.lineCount; i++) yield 'line';
+        yield 'subtotal';
+      }
+    },
   };
 }

@@ -1,0 +1,55 @@
+import { Readable } from 'node:stream';
+import type { GeneralLedgerLine, GeneralLedgerReader } from '@firm/ledger';
+
+const text = JSON.stringify;
+
+/** A line with exactly the fields the schema documents, in its order. */
+const lineJson = (l: GeneralLedgerLine) =>
+  text({
+    entryId: l.entryId,
+    lineId: l.lineId,
+    lineNo: l.lineNo,
+    date: l.date,
+    memo: l.memo,
+    description: l.description,
+    debitCents: l.debitCents,
+    creditCents: l.creditCents,
+    runningBalanceCents: l.runningBalanceCents,
+  });
+
+/**
+ * `{"data": <GeneralLedger>}` written as the lines are read, a page at a time: what Fastify would serialize from the
+ * whole report, without the whole report in memory. The reader is closed when the stream ends, however it ends.
+ */
+export function generalLedgerJson(gl: GeneralLedgerReader): Readable {
+  const stream = Readable.from(
+    (async function* () {
+      try {
+        yield `{"data":{"startDate":${text(gl.startDate)},"endDate":${text(gl.endDate)},"accounts":[`;
+        for (const [i, a] of gl.accounts.entries()) {
+          const head = {
+            accountId: a.accountId,
+            code: a.code,
+            name: a.name,
+            type: a.type,
+            subtype: a.subtype,
+            openingBalanceCents: a.openingBalanceCents,
+          };
+          yield `${i > 0 ? ',' : ''}${text(head).slice(0, -1)},"lines":[`;
+          let first = true;
+          for await (const page of gl.pages(a)) {
+            yield `${first ? '' : ','}${page.map(lineJson).join(',')}`;
+            first = false;
+          }
+          yield `],"closingBalanceCents":${a.closingBalanceCents}}`;
+        }
+        yield ']}}';
+      } finally {
+        await gl.close();
+      }
+    })(),
+    { objectMode: false },
+  );
+  stream.once('close', () => void gl.close().catch(() => {}));
+  return stream;
+}
