@@ -5,13 +5,13 @@ import { adminQuery, withDatabase } from '@firm/db/testing';
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 /**
- * Runs one bench on a database of its own, created beside DATABASE_URL's, migrated, and dropped afterwards whatever
- * happens. Without DATABASE_URL it says so and exits 2; a failure prints its stack and exits 1.
+ * Runs one bench on a database of its own (given with its URL), created beside DATABASE_URL's, migrated, and dropped
+ * afterwards whatever happens. Without DATABASE_URL it says so and exits 2; a failure prints its stack and exits 1.
  */
 export function benchOnFreshDatabase(
   label: string,
   poolMax: number,
-  work: (database: Database) => Promise<void>,
+  work: (database: Database, url: string) => Promise<void>,
 ): void {
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) {
@@ -21,10 +21,11 @@ export function benchOnFreshDatabase(
   const run = async () => {
     const name = `bench_${label}_${Date.now()}`;
     await adminQuery(baseUrl, `create database ${name}`);
-    const database = openDatabase({ url: withDatabase(baseUrl, name), poolMax });
+    const url = withDatabase(baseUrl, name);
+    const database = openDatabase({ url, poolMax });
     try {
       await database.migrate();
-      await work(database);
+      await work(database, url);
     } finally {
       await database.close();
       await adminQuery(baseUrl, `drop database if exists ${name} with (force)`);
