@@ -270,4 +270,23 @@ describe.runIf(measurable)(`general ledgers of ${LINES.toLocaleString('en-US')} 
     expect(run.health.failures).toEqual([]);
     expect(run.health.slowest).toBeLessThan(HEALTH_BOUND_MS);
   }, 600_000);
+
+  it('answers four agent-gateway general ledgers just under the default limit at once', async () => {
+    const [a, b] = keys as [string, string];
+    const range = 'start_date=2024-01-01&end_date=2024-12-20';
+    const run = await underLoad({}, (base) =>
+      [
+        gateway(a, 'gateway1', range),
+        gateway(a, 'gateway2', range),
+        gateway(b, 'gateway3', range),
+        gateway(b, 'gateway4', range),
+      ].map((r) => r(base)),
+    );
+    expect(run.exited).toBeNull();
+    expect(run.after).toBe(200);
+    expectAnswered(run.answers);
+    expect(run.answers.filter((x) => x.status === 200).length).toBe(4);
+    expect(run.health.failures).toEqual([]);
+    expect(run.health.slowest).toBeLessThan(HEALTH_BOUND_MS);
+  }, 600_000);
 });
