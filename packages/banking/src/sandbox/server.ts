@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -45,7 +45,29 @@ export interface SandboxAggregatorServer {
   append(itemId: string, change: SandboxChange): void;
   /** Sends the item's webhook, signed as Plaid signs them (ES256 JWT in Plaid-Verification); resolves to its status. */
   fireWebhook(itemId: string, code?: string): Promise<number>;
+  /**
+   * The Plaid-Verification JWT for these exact bytes: under the current key or another this server made, issued at
+   * `issuedAt` (seconds; default now).
+   */
+  signWebhook(body: string | Buffer, options?: { keyId?: string; issuedAt?: number }): Promise<string>;
+  /** The id of the key webhooks are signed with now. */
+  webhookKeyId(): string;
+  /**
+   * Expires the current webhook key (its `expired_at` is now, as Plaid reports a rotated key) and signs with a new
+   * one from then on; resolves to the expired key's id.
+   */
+  rotateWebhookKey(): Promise<string>;
+  /** How many requests reached an endpoint (`/webhook_verification_key/get`, `/transactions/sync`...). */
+  requestCount(path: string): number;
   close(): Promise<void>;
+}
+
+/** A key webhooks are signed with; Plaid serves its public half with `created_at` and `expired_at` (seconds). */
+interface WebhookKey {
+  privateKey: CryptoKey;
+  jwk: JWK;
+  createdAt: number;
+  expiredAt: number | null;
 }
 
 const plaidError = (res: ServerResponse, status: number, type: string, code: string, message: string) =>
@@ -78,9 +100,30 @@ export async function startSandboxAggregator(
   const publicTokens = new Map<string, string>();
   let syncCalls = 0;
   const start = options.start ?? '2026-10-01';
-  const signing = await generateKeyPair('ES256');
-  const kid = randomUUID();
-  const publicJwk = { ...(await exportJWK(signing.publicKey)), kid, alg: 'ES256', use: 'sig' };
+  const requests = new Map<string, number>();
+  const webhookKeys = new Map<string, WebhookKey>();
+  let kid = '';
+  const newWebhookKey = async () => {
+    const pair = await generateKeyPair('ES256');
+    kid = randomUUID();
+    webhookKeys.set(kid, {
+      privateKey: pair.privateKey,
+      jwk: { ...(await exportJWK(pair.publicKey)), kid, alg: 'ES256', use: 'sig' },
+      createdAt: Math.floor(Date.now() / 1000),
+      expiredAt: null,
+    });
+  };
+  await newWebhookKey();
+
+  const signWebhook = async (body: string | Buffer, options: { keyId?: string; issuedAt?: number } = {}) => {
+    const keyId = options.keyId ?? kid;
+    const key = webhookKeys.get(keyId);
+    if (!key) throw new Error(`no webhook key ${keyId}`);
+    return new SignJWT({ request_body_sha256: createHash('sha256').update(body).digest('hex') })
+      .setProtectedHeader({ alg: 'ES256', kid: keyId, typ: 'JWT' })
+      .setIssuedAt(options.issuedAt ?? Math.floor(Date.now() / 1000))
+      .sign(key.privateKey);
+  };
 
   const fireWebhook = async (itemId: string, code = 'SYNC_UPDATES_AVAILABLE'): Promise<number> => {
     const found = items.get(itemId);
@@ -93,10 +136,7 @@ export async function startSandboxAggregator(
       historical_update_complete: true,
       environment: 'sandbox',
     });
-    const jwt = await new SignJWT({ request_body_sha256: createHash('sha256').update(body).digest('hex') })
-      .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' })
-      .setIssuedAt()
-      .sign(signing.privateKey);
+    const jwt = await signWebhook(body);
     const res = await fetch(found.webhook, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'plaid-verification': jwt },
@@ -106,6 +146,7 @@ export async function startSandboxAggregator(
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    requests.set(req.url ?? '', (requests.get(req.url ?? '') ?? 0) + 1);
     if (req.method !== 'POST') return plaidError(res, 404, 'INVALID_REQUEST', 'NOT_FOUND', 'unknown endpoint');
     const body = await readJson(req).catch(() => null);
     if (!body) return plaidError(res, 400, 'INVALID_REQUEST', 'INVALID_BODY', 'body is not valid JSON');
@@ -152,10 +193,14 @@ export async function startSandboxAggregator(
         return send(res, 200, { access_token: found.accessToken, item_id: found.itemId, request_id: randomUUID() });
       }
       case '/webhook_verification_key/get': {
-        if (body.key_id !== kid) {
+        const key = webhookKeys.get(String(body.key_id));
+        if (!key) {
           return plaidError(res, 400, 'INVALID_INPUT', 'INVALID_WEBHOOK_VERIFICATION_KEY_ID', 'unknown key_id');
         }
-        return send(res, 200, { key: { ...publicJwk, created_at: 1, expired_at: null }, request_id: randomUUID() });
+        return send(res, 200, {
+          key: { ...key.jwk, created_at: key.createdAt, expired_at: key.expiredAt },
+          request_id: randomUUID(),
+        });
       }
       case '/item/webhook/update': {
         const found = item();
@@ -217,6 +262,15 @@ export async function startSandboxAggregator(
       items.get(itemId)?.changes.push(change);
     },
     fireWebhook,
+    signWebhook,
+    webhookKeyId: () => kid,
+    async rotateWebhookKey() {
+      const expired = kid;
+      (webhookKeys.get(expired) as WebhookKey).expiredAt = Math.floor(Date.now() / 1000);
+      await newWebhookKey();
+      return expired;
+    },
+    requestCount: (path) => requests.get(path) ?? 0,
     close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
   };
 }
