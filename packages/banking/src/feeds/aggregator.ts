@@ -32,11 +32,15 @@ export interface FeedPage {
   hasMore: boolean;
 }
 
-/** A verified aggregator webhook: which item it is about and what happened. */
+/** A verified aggregator webhook: which item it is about (null: none) and what happened. */
 export interface FeedWebhook {
-  itemId: string;
+  itemId: string | null;
   type: string;
   code: string;
+  /** The same for every copy of one delivery: a replay of it carries this id again. */
+  deliveryId: string;
+  /** Until when the signature would still be accepted, so until when a replay must be recognised. */
+  replayableUntil: Date;
 }
 
 export interface Aggregator {
@@ -46,6 +50,9 @@ export interface Aggregator {
   accounts(accessToken: string): Promise<FeedAccount[]>;
   /** One page of changes after `cursor` (null: from the beginning). */
   syncPage(accessToken: string, cursor: string | null, count: number): Promise<FeedPage>;
-  /** Verifies an inbound webhook's signature against its exact bytes; throws UNAUTHENTICATED when it does not hold. */
+  /**
+   * Verifies an inbound webhook's signature against its exact bytes; throws UNAUTHENTICATED when it does not hold,
+   * MALFORMED_JSON or VALIDATION_ERROR when a signed body is not a JSON object.
+   */
   verifyWebhook(headers: Record<string, string | string[] | undefined>, rawBody: Buffer): Promise<FeedWebhook>;
 }

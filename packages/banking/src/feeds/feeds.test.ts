@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Db, rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { getEntry } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
+import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reclassifyBankTransaction } from '../actions';
 import { InProcessSandboxAggregator } from '../sandbox/in-process';
@@ -266,5 +267,82 @@ describe('feed sync through the Plaid client against the sandbox aggregator', ()
     const after = await rows();
     expect(after).toHaveLength(seeded.length + 1);
     expect(after).toContainEqual({ external_id: `${itemId}-late-1`, amount_cents: -1_234 });
+  });
+});
+
+describe('aggregator webhooks', () => {
+  const webhookBody = (itemId = 'item-none') =>
+    JSON.stringify({ webhook_type: 'TRANSACTIONS', webhook_code: 'SYNC_UPDATES_AVAILABLE', item_id: itemId });
+  const headers = (token: string) => ({ 'plaid-verification': token });
+  const keyFetches = () => sandbox.requestCount('/webhook_verification_key/get');
+
+  it('refuses a key the aggregator reports expired, and asks again about a cached key once its lifetime is over', async () => {
+    let clock = Date.now();
+    const verifier = new PlaidAggregator({ ...CLIENT, basePath: sandbox.url, now: () => clock });
+    const body = webhookBody();
+    const fetchedBefore = keyFetches();
+    const kid = sandbox.webhookKeyId();
+    for (let i = 0; i < 5; i++) {
+      await expect(
+        verifier.verifyWebhook(headers(await sandbox.signWebhook(body)), Buffer.from(body)),
+      ).resolves.toMatchObject({
+        itemId: 'item-none',
+      });
+    }
+    expect(keyFetches() - fetchedBefore).toBe(1);
+
+    // Rotated: the key's expired_at is now. This process learns it when the cached key's lifetime ends.
+    expect(await sandbox.rotateWebhookKey()).toBe(kid);
+    clock += 5 * 60_000 + 1000;
+    const late = await sandbox.signWebhook(body, { keyId: kid, issuedAt: Math.floor(clock / 1000) });
+    await expect(verifier.verifyWebhook(headers(late), Buffer.from(body))).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+      message: expect.stringContaining('expired'),
+    });
+    expect(keyFetches() - fetchedBefore).toBe(2);
+    // A key this process never saw, expired already when first fetched, is refused as well.
+    const never = await sandbox.rotateWebhookKey();
+    const signed = await sandbox.signWebhook(body, { keyId: never, issuedAt: Math.floor(clock / 1000) });
+    await expect(verifier.verifyWebhook(headers(signed), Buffer.from(body))).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+    });
+  });
+
+  it('fetches a bounded number of keys for a hundred unknown key ids, and one for an unknown id sent again and again', async () => {
+    const forger = await generateKeyPair('ES256');
+    const body = webhookBody();
+    const forged = (kid: string) =>
+      new SignJWT({ request_body_sha256: createHash('sha256').update(body).digest('hex') })
+        .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' })
+        .setIssuedAt()
+        .sign(forger.privateKey);
+
+    const verifier = new PlaidAggregator({ ...CLIENT, basePath: sandbox.url });
+    const before = keyFetches();
+    for (let i = 0; i < 100; i++) {
+      await expect(
+        verifier.verifyWebhook(headers(await forged(randomUUID())), Buffer.from(body)),
+      ).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    }
+    const spent = keyFetches() - before;
+    console.log(`100 unknown key ids: ${spent} key fetches`);
+    expect(spent).toBeLessThanOrEqual(10);
+
+    const another = new PlaidAggregator({ ...CLIENT, basePath: sandbox.url });
+    const kid = randomUUID();
+    const again = keyFetches();
+    await Promise.all(
+      Array.from({ length: 20 }, async () =>
+        expect(another.verifyWebhook(headers(await forged(kid)), Buffer.from(body))).rejects.toMatchObject({
+          code: 'UNAUTHENTICATED',
+        }),
+      ),
+    );
+    expect(keyFetches() - again).toBe(1);
+    // The real key is still fetched and trusted beside the refusals.
+    const genuine = await sandbox.signWebhook(body);
+    await expect(another.verifyWebhook(headers(genuine), Buffer.from(body))).resolves.toMatchObject({
+      type: 'TRANSACTIONS',
+    });
   });
 });

@@ -52,6 +52,41 @@ async function publicToken(webhook?: string): Promise<string> {
   return ((await res.json()) as { public_token: string }).public_token;
 }
 
+/** The savings account fed by a connection whose webhooks reach this app, listening on a port (once per file). */
+let savingsConnection: Promise<{ hook: string; feedId: string; itemId: string; savings: string }> | null = null;
+const savingsFeed = () =>
+  (savingsConnection ??= (async () => {
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const hook = `${base}/api/aggregator/webhook`;
+    const connected = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/bank-feeds',
+      headers: t.orgHeaders,
+      payload: {
+        publicToken: await publicToken(hook),
+        institutionName: 'Savings Bank',
+        accounts: [{ mask: '0000', accountId: t.account('1010') }],
+      },
+    });
+    expect(connected.statusCode, connected.body).toBe(201);
+    const feedId: string = connected.json().data.id;
+    const [{ item_id: itemId } = { item_id: '' }] = rowsOf<{ item_id: string }>(
+      await t.database.db.execute(sql`select item_id from bank_feed_connections where id = ${feedId}`),
+    );
+    return { hook, feedId, itemId, savings: connected.json().data.accounts[0].bankAccountId as string };
+  })());
+
+/** What the webhook answers to these bytes under this Plaid-Verification token. */
+async function deliver(token: string, body: string) {
+  const { hook } = await savingsFeed();
+  const res = await fetch(hook, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'plaid-verification': token },
+    body,
+  });
+  return { status: res.status, ...((await res.json()) as object) };
+}
+
 describe('a month of bank activity, from the feed to a finished reconciliation', () => {
   it('syncs, categorizes, matches, splits, excludes and reconciles; report, trial balance and register agree', async () => {
     const ctx = { firmId: t.demo.firmId, actor: { kind: 'test', id: 'bookkeeper' } };
@@ -209,24 +244,7 @@ describe('the aggregator webhook', () => {
   });
 
   it('syncs when a signed webhook says so, and refuses a missing or forged signature, syncing nothing', async () => {
-    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const hook = `${base}/api/aggregator/webhook`;
-    const connected = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/bank-feeds',
-      headers: t.orgHeaders,
-      payload: {
-        publicToken: await publicToken(hook),
-        institutionName: 'Savings Bank',
-        accounts: [{ mask: '0000', accountId: t.account('1010') }],
-      },
-    });
-    expect(connected.statusCode, connected.body).toBe(201);
-    const feedId = connected.json().data.id;
-    const [{ item_id: itemId } = { item_id: '' }] = rowsOf<{ item_id: string }>(
-      await t.database.db.execute(sql`select item_id from bank_feed_connections where id = ${feedId}`),
-    );
-    const savings = connected.json().data.accounts[0].bankAccountId;
+    const { hook, feedId, itemId, savings } = await savingsFeed();
     const count = async () =>
       (await get(`/api/v1/bank-accounts/${savings}/transactions?limit=1000`)).json().data.length as number;
     const before = await count();
@@ -277,5 +295,37 @@ describe('the aggregator webhook', () => {
     expect(await count()).toBe(before + 1);
     const openapi = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
     expect(Object.keys(openapi.paths)).not.toContain('/api/aggregator/webhook');
+  });
+
+  it('refuses a webhook signed with a key the aggregator reports expired', async () => {
+    const { itemId } = await savingsFeed();
+    const body = JSON.stringify({ webhook_type: 'TRANSACTIONS', webhook_code: 'DEFAULT_UPDATE', item_id: itemId });
+    // A key this process never fetched, expired by a rotation before it signs anything here.
+    await sandbox.rotateWebhookKey();
+    const expired = await sandbox.rotateWebhookKey();
+    const refused = await deliver(await sandbox.signWebhook(body, { keyId: expired }), body);
+    expect(refused).toMatchObject({ status: 401, error: { code: 'UNAUTHENTICATED' } });
+    expect(await deliver(await sandbox.signWebhook(body), body)).toMatchObject({ status: 200, received: true });
+  });
+
+  it('answers 400 to a signed body that is not a JSON object, and marks nothing', async () => {
+    const { feedId, itemId } = await savingsFeed();
+    const requested = async () =>
+      rowsOf<{ at: string | null }>(
+        await t.database.db.execute(
+          sql`select sync_requested_at as at from bank_feed_connections where id = ${feedId}`,
+        ),
+      )[0]?.at;
+    // A sync an earlier delivery asked for clears the mark when it starts.
+    for (let i = 0; i < 50 && (await requested()) !== null; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await requested()).toBeNull();
+    for (const [body, code] of [
+      [`webhook_type=TRANSACTIONS&webhook_code=SYNC_UPDATES_AVAILABLE&item_id=${itemId}`, 'MALFORMED_JSON'],
+      [JSON.stringify([{ item_id: itemId }]), 'VALIDATION_ERROR'],
+    ] as const) {
+      const answer = await deliver(await sandbox.signWebhook(body), body);
+      expect(answer, body).toMatchObject({ status: 400, error: { code } });
+    }
+    expect(await requested()).toBeNull();
   });
 });

@@ -7,8 +7,8 @@ export const AGGREGATOR_WEBHOOK_PATH = '/api/aggregator/webhook';
 /**
  * The inbound aggregator webhook: internal, outside the public OpenAPI document. It verifies the signature over the
  * exact bytes received, marks the item's connection as wanting a sync, answers, and only then starts the requested
- * syncs in this process (any worker may take them instead). A bad or missing signature is 401, logged, and nothing
- * is marked.
+ * syncs in this process (any worker may take them instead). A bad or missing signature is 401, a signed body that is
+ * not a JSON object 400, both logged, and nothing is marked.
  */
 export async function aggregatorWebhookRoutes(app: FastifyInstance) {
   app.removeAllContentTypeParsers();
@@ -28,8 +28,9 @@ export async function aggregatorWebhookRoutes(app: FastifyInstance) {
         request.log.warn({ err }, 'aggregator webhook refused');
         throw err;
       });
-      const wanted = event.type === 'TRANSACTIONS' && event.code === 'SYNC_UPDATES_AVAILABLE';
-      const syncRequested = wanted && (await requestFeedSync(app.database.db, app.aggregator.provider, event.itemId));
+      const wanted = event.type === 'TRANSACTIONS' && event.code === 'SYNC_UPDATES_AVAILABLE' && event.itemId !== null;
+      const syncRequested =
+        wanted && (await requestFeedSync(app.database.db, app.aggregator.provider, event.itemId as string));
       const keys = app.bankTokenKeys;
       if (syncRequested && keys) {
         setImmediate(() => {
