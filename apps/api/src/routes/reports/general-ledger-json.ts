@@ -1,7 +1,10 @@
 import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { GeneralLedgerLine, GeneralLedgerReader } from '@firm/ledger';
 
 const text = JSON.stringify;
+/** Lines written between turns of the event loop. */
+const SLICE = 500;
 
 /** A line with exactly the fields the schema documents, in its order. */
 const lineJson = (l: GeneralLedgerLine) =>
@@ -38,8 +41,14 @@ export function generalLedgerJson(gl: GeneralLedgerReader): Readable {
           yield `${i > 0 ? ',' : ''}${text(head).slice(0, -1)},"lines":[`;
           let first = true;
           for await (const page of gl.pages(a)) {
-            yield `${first ? '' : ','}${page.map(lineJson).join(',')}`;
-            first = false;
+            for (let i = 0; i < page.length; i += SLICE) {
+              yield `${first ? '' : ','}${page
+                .slice(i, i + SLICE)
+                .map(lineJson)
+                .join(',')}`;
+              first = false;
+              await nextTurn();
+            }
           }
           yield `],"closingBalanceCents":${a.closingBalanceCents}}`;
         }
