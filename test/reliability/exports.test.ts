@@ -4,7 +4,8 @@
  * gateway ones, while `/api/health` is polled. Every request is answered (200, or the documented 422 and 429: never a
  * dropped connection or a 5xx), the process lives on, and health answers in under a second throughout. Once with the
  * default GENERAL_LEDGER_MAX_LINES (50,000: the whole ledger is refused), once with it raised to 100,000, so that the
- * exports that get a slot are drawn whole, and a third time with ledgers of just under the default limit.
+ * exports that get a slot are drawn whole, and with ledgers of just under the default limit: as PDF, JSON and through
+ * the gateway together, then four through the gateway.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

@@ -103,4 +103,25 @@ export interface PlatformAdapter {
   query(query: PlatformQuery): Promise<QueryResult>;
   /** A report in the platform's report JSON: `Header`, `Columns`, `Rows` with `Summary`. */
   report(name: ReportName, params: ReportParams): Promise<Record<string, unknown>>;
+  /**
+   * The same report read as it is sent, where the adapter can (the embedded general ledger, whose size grows with the
+   * books); undefined where it cannot.
+   */
+  reportStream?(name: ReportName, params: ReportParams): Promise<StreamedReport | undefined>;
+}
+
+/**
+ * A report in the platform's report JSON, its sections read one after another and each section's rows a page at a
+ * time: `{...head, Rows: {Row: [{...section, Rows: {Row: [...rows]}, Summary}]}}`. `close` must be called.
+ */
+export interface StreamedReport {
+  /** `Header` and `Columns`. */
+  head: Record<string, unknown>;
+  sections: AsyncIterable<{
+    /** `type` and `Header`. */
+    section: Record<string, unknown>;
+    rows: AsyncIterable<Record<string, unknown>[]>;
+    summary: Record<string, unknown>;
+  }>;
+  close(): Promise<void>;
 }

@@ -20,7 +20,7 @@ import { itemHandler } from './items';
 import { paymentHandlers } from './payments';
 import { taxHandlers } from './taxes';
 import { runQuery } from './query';
-import { report } from './reports';
+import { report, reportStream } from './reports';
 
 const companyHandler: EntityHandler = {
   table: 'organizations',
@@ -94,5 +94,6 @@ export function createEmbeddedPlatform(db: Executor, ctx: PlatformContext): Plat
     },
     query: async (query) => runQuery(db, ctx, handlerOf(query.entity, 'read'), query),
     report: (name, params) => report(db, ctx, name, params),
+    reportStream: (name, params) => reportStream(db, ctx, name, params),
   };
 }

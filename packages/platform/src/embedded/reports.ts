@@ -11,7 +11,7 @@ import {
   type ProfitAndLossSection,
 } from '@firm/ledger';
 import { and, eq } from 'drizzle-orm';
-import type { PlatformContext, ReportName, ReportParams } from '../types';
+import type { PlatformContext, ReportName, ReportParams, StreamedReport } from '../types';
 
 /** Money as the platform's reports write it: a decimal string with two places, exact from integer cents. */
 export function money(cents: number): string {
@@ -53,6 +53,15 @@ function accountSection(group: string, title: string, s: BalanceSection | Profit
   return sectionRow(group, title, rows, [cell(`Total ${title}`), cell(money(s.totalCents))]);
 }
 
+async function organizationOf(db: Executor, ctx: PlatformContext) {
+  const [org] = await db
+    .select()
+    .from(organizations)
+    .where(and(eq(organizations.id, ctx.organizationId), eq(organizations.firmId, ctx.firmId)));
+  if (!org) throw new DomainError('RECORD_NOT_FOUND', 'no such company');
+  return org;
+}
+
 /**
  * The ledger's reports in the platform's report JSON (`Header`, `Columns`, `Rows` with `Summary`). Every figure is
  * the ledger report's own, for the same organization and dates, so it equals the partner API's.
@@ -63,11 +72,7 @@ export async function report(
   name: ReportName,
   params: ReportParams,
 ): Promise<Record<string, unknown>> {
-  const [org] = await db
-    .select()
-    .from(organizations)
-    .where(and(eq(organizations.id, ctx.organizationId), eq(organizations.firmId, ctx.firmId)));
-  if (!org) throw new DomainError('RECORD_NOT_FOUND', 'no such company');
+  const org = await organizationOf(db, ctx);
   const endDate = params.endDate ?? todayUtc();
   const periodStart = params.startDate ?? fiscalYearStart(endDate, org.fiscalYearStartMonth);
   const orgId = ctx.organizationId;
@@ -149,29 +154,76 @@ export async function report(
         },
       };
     }
-    case 'general-ledger': {
-      // Built from the ledger's pages, so only the platform's rows are held, never the ledger's lines beside them.
-      const gl = await openGeneralLedger(
-        db,
-        orgId,
-        { startDate: periodStart, endDate, accountId: params.accountId },
-        { maxLines: ctx.generalLedgerMaxLines },
-      );
-      try {
-        const sections: Row[] = [];
-        for (const a of gl.accounts) {
-          const rows = [
-            data([
-              cell(gl.startDate),
-              cell('Beginning Balance'),
-              cell(''),
-              cell(''),
-              cell(money(a.openingBalanceCents)),
-            ]),
-          ];
-          for await (const page of gl.pages(a)) {
-            for (const l of page) {
-              rows.push(
+    case 'general-ledger':
+      return wholeReport(await generalLedgerReport(db, ctx, org, periodStart, endDate, params));
+  }
+}
+
+/** A streamed report gathered into one value. */
+async function wholeReport(report: StreamedReport): Promise<Record<string, unknown>> {
+  try {
+    const sections: Row[] = [];
+    for await (const { section, rows, summary } of report.sections) {
+      const all: Row[] = [];
+      for await (const page of rows) all.push(...page);
+      sections.push({ ...section, Rows: { Row: all }, Summary: summary });
+    }
+    return { ...report.head, Rows: { Row: sections } };
+  } finally {
+    await report.close();
+  }
+}
+
+/**
+ * The general ledger in the platform's shape, read from the ledger's pages as it is sent: one section per account,
+ * its beginning balance, its lines and its total.
+ */
+async function generalLedgerReport(
+  db: Executor,
+  ctx: PlatformContext,
+  org: { currency: string },
+  startDate: string,
+  endDate: string,
+  params: ReportParams,
+): Promise<StreamedReport> {
+  const gl = await openGeneralLedger(
+    db,
+    ctx.organizationId,
+    { startDate, endDate, accountId: params.accountId },
+    { maxLines: ctx.generalLedgerMaxLines },
+  );
+  return {
+    head: {
+      Header: header('GeneralLedger', org.currency, gl.startDate, gl.endDate),
+      Columns: {
+        Column: [
+          { ColTitle: 'Date', ColType: 'tx_date' },
+          { ColTitle: 'Memo/Description', ColType: 'memo' },
+          { ColTitle: 'Debit', ColType: 'debt_amt' },
+          { ColTitle: 'Credit', ColType: 'credit_amt' },
+          { ColTitle: 'Balance', ColType: 'rbal_nat_amount' },
+        ],
+      },
+    },
+    sections: (async function* () {
+      for (const a of gl.accounts) {
+        yield {
+          section: {
+            type: 'Section',
+            Header: { ColData: [cell(a.name, a.accountId), cell(''), cell(''), cell(''), cell('')] },
+          },
+          rows: (async function* () {
+            yield [
+              data([
+                cell(gl.startDate),
+                cell('Beginning Balance'),
+                cell(''),
+                cell(''),
+                cell(money(a.openingBalanceCents)),
+              ]),
+            ];
+            for await (const page of gl.pages(a)) {
+              yield page.map((l) =>
                 data([
                   cell(l.date, l.entryId),
                   cell(l.description ?? l.memo ?? ''),
@@ -181,32 +233,27 @@ export async function report(
                 ]),
               );
             }
-          }
-          sections.push({
-            type: 'Section',
-            Header: { ColData: [cell(a.name, a.accountId), cell(''), cell(''), cell(''), cell('')] },
-            Rows: { Row: rows },
-            Summary: {
-              ColData: [cell(`Total for ${a.name}`), cell(''), cell(''), cell(''), cell(money(a.closingBalanceCents))],
-            },
-          });
-        }
-        return {
-          Header: header('GeneralLedger', org.currency, gl.startDate, gl.endDate),
-          Columns: {
-            Column: [
-              { ColTitle: 'Date', ColType: 'tx_date' },
-              { ColTitle: 'Memo/Description', ColType: 'memo' },
-              { ColTitle: 'Debit', ColType: 'debt_amt' },
-              { ColTitle: 'Credit', ColType: 'credit_amt' },
-              { ColTitle: 'Balance', ColType: 'rbal_nat_amount' },
-            ],
+          })(),
+          summary: {
+            ColData: [cell(`Total for ${a.name}`), cell(''), cell(''), cell(''), cell(money(a.closingBalanceCents))],
           },
-          Rows: { Row: sections },
         };
-      } finally {
-        await gl.close();
       }
-    }
-  }
+    })(),
+    close: gl.close,
+  };
+}
+
+/** The reports the embedded platform sends as they are read: the general ledger. */
+export async function reportStream(
+  db: Executor,
+  ctx: PlatformContext,
+  name: ReportName,
+  params: ReportParams,
+): Promise<StreamedReport | undefined> {
+  if (name !== 'general-ledger') return undefined;
+  const org = await organizationOf(db, ctx);
+  const endDate = params.endDate ?? todayUtc();
+  const startDate = params.startDate ?? fiscalYearStart(endDate, org.fiscalYearStartMonth);
+  return generalLedgerReport(db, ctx, org, startDate, endDate, params);
 }

@@ -24,7 +24,14 @@ import {
   setAgentLimits,
 } from '@firm/gateway';
 import { todayUtc } from '@firm/ledger';
-import { createEmbeddedPlatform, type PlatformAdapter, type PlatformOperation, type WriteResult } from '@firm/platform';
+import {
+  createEmbeddedPlatform,
+  type PlatformAdapter,
+  type PlatformOperation,
+  type ReportName,
+  type ReportParams as PlatformReportParams,
+  type WriteResult,
+} from '@firm/platform';
 import { createQboPlatform, QboHttp } from '@firm/qbo';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -41,6 +48,7 @@ import { exportLimited } from '../../plugins/export-slots';
 import { enforceLimit } from '../../plugins/rate-limit';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
 import { VERSION } from '../../version';
+import { streamedReportJson } from './report-json';
 import { storableOrNull } from '../../text';
 import {
   AgentLimitsBody,
@@ -177,6 +185,20 @@ function platformFor(
     requestId: request.id,
     generalLedgerMaxLines: request.server.config.GENERAL_LEDGER_MAX_LINES,
   });
+}
+
+/**
+ * A report as `{data}`: streamed as it is read where the platform can (the embedded general ledger), else whole.
+ */
+async function sendReport(
+  reply: FastifyReply,
+  platform: PlatformAdapter,
+  name: ReportName,
+  params: PlatformReportParams,
+) {
+  const streamed = await platform.reportStream?.(name, params);
+  if (streamed) return reply.type('application/json; charset=utf-8').send(streamedReportJson(streamed));
+  return { data: await platform.report(name, params) };
 }
 
 /** A scope the call needs beyond its route's: the entity's, known once the body is read. */
@@ -873,12 +895,10 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (target.report === 'general-ledger') request.server.takeExportSlot(request, reply);
         request.agentAudit.entityType = target.report;
         const q = query;
-        return {
-          data: await platformOf(request, db()).report(target.report, {
-            startDate: q.start_date ?? q.startDate,
-            endDate: q.end_date ?? q.endDate,
-          }),
-        };
+        return sendReport(reply, platformOf(request, db()), target.report, {
+          startDate: q.start_date ?? q.startDate,
+          endDate: q.end_date ?? q.endDate,
+        });
       }
       const { operation, id } = target;
       const entry = covered(target.entry.entity, operation);
@@ -935,13 +955,11 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const q = request.query;
       if (request.params.reportName === 'general-ledger') request.server.takeExportSlot(request, reply);
       request.agentAudit.entityType = request.params.reportName;
-      return {
-        data: await platformOf(request, db()).report(request.params.reportName, {
-          startDate: q.start_date ?? q.startDate,
-          endDate: q.end_date ?? q.endDate,
-          accountId: q.accountId,
-        }),
-      };
+      return sendReport(reply, platformOf(request, db()), request.params.reportName, {
+        startDate: q.start_date ?? q.startDate,
+        endDate: q.end_date ?? q.endDate,
+        accountId: q.accountId,
+      });
     },
   );
 

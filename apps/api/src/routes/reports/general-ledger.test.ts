@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { createApiKey } from '@firm/identity';
 import { postBulkEntries } from '@firm/ledger/testing';
+import { createEmbeddedPlatform } from '@firm/platform';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../testing';
@@ -139,6 +140,20 @@ describe('general ledger size', () => {
       0,
     );
     expect(lines).toBe(MAX_LINES);
+    // Streamed as it is read, it is the report the platform adapter gives whole.
+    const whole = await createEmbeddedPlatform(t.database.db, {
+      firmId: t.demo.firmId,
+      organizationId: t.orgId,
+      acctCompanyId: t.orgId,
+      actor: { kind: 'test', id: 'test' },
+      generalLedgerMaxLines: MAX_LINES,
+    }).report('general-ledger', { startDate: '2031-01-01', endDate: '2031-12-31' });
+    const streamed = within.json().data;
+    expect(within.headers['content-type']).toContain('application/json');
+    expect({ ...streamed, Header: { ...streamed.Header, Time: null } }).toEqual({
+      ...whole,
+      Header: { ...(whole.Header as object), Time: null },
+    });
   });
 
   it('sends a general ledger of exactly the limit as JSON, CSV, XLSX and PDF, all equal to the JSON report', async () => {
