@@ -7,7 +7,7 @@
  * exports that get a slot are drawn whole, and with ledgers of just under the default limit: as PDF, JSON and through
  * the gateway together, then four through the gateway.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -88,21 +88,46 @@ async function call(base: string, label: string, path: string, key: string, init
   }
 }
 
-/** Polls /api/health one request after another until `until` settles; the slowest answer and any failure. */
-async function watchHealth(base: string, until: Promise<unknown>) {
-  let done = false;
-  void until.finally(() => {
-    done = true;
+/**
+ * Polls /api/health one request after another from a process of its own (this one is busy receiving the reports),
+ * answered once a first poll has warmed it up; `stop` gives the slowest answer after that and any failure.
+ */
+async function watchHealth(base: string) {
+  const watcher = spawn(process.execPath, ['-e', HEALTH_WATCHER, base], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  const exited = new Promise((resolve) => watcher.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    watcher.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.startsWith('ready\n')) resolve();
+    });
+    void exited.then(() => reject(new Error(`the health watcher stopped: ${out}`)));
   });
-  let slowest = 0;
-  let polls = 0;
-  const failures: string[] = [];
-  while (!done) {
+  return {
+    async stop() {
+      watcher.stdin.end();
+      await exited;
+      return JSON.parse(out.slice('ready\n'.length)) as { slowest: number; polls: number; failures: string[] };
+    },
+  };
+}
+
+const HEALTH_WATCHER = `
+const base = process.argv[1];
+let stop = false;
+process.stdin.resume();
+process.stdin.on('end', () => { stop = true; });
+(async () => {
+  await (await fetch(base + '/api/health')).arrayBuffer();
+  process.stdout.write('ready\\n');
+  let slowest = 0, polls = 0;
+  const failures = [];
+  while (!stop) {
     const t0 = performance.now();
     try {
-      const res = await fetch(`${base}/api/health`, { signal: AbortSignal.timeout(10_000) });
+      const res = await fetch(base + '/api/health', { signal: AbortSignal.timeout(10000) });
       await res.arrayBuffer();
-      if (res.status !== 200) failures.push(`status ${res.status}`);
+      if (res.status !== 200) failures.push('status ' + res.status);
     } catch (err) {
       failures.push(String(err));
     }
@@ -110,8 +135,9 @@ async function watchHealth(base: string, until: Promise<unknown>) {
     polls++;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return { slowest, polls, failures };
-}
+  process.stdout.write(JSON.stringify({ slowest, polls, failures }));
+})();
+`;
 
 const METRICS_TOKEN = 'reliability-metrics-token';
 
@@ -152,10 +178,11 @@ async function underLoad(env: Record<string, string>, requests: (base: string) =
     if (!exited) peak = Math.max(peak, rssMb(pid));
   }, 100);
   try {
+    const watcher = await watchHealth(server.base);
     const t0 = performance.now();
-    const all = Promise.all(requests(server.base));
-    const [answers, health] = await Promise.all([all, watchHealth(server.base, all)]);
+    const answers = await Promise.all(requests(server.base));
     const seconds = (performance.now() - t0) / 1000;
+    const health = await watcher.stop();
     const after = exited ? null : await fetch(`${server.base}/api/health`).then((r) => r.status);
     const lag = exited ? null : await loopLagMs(server.base);
     process.stdout.write(
