@@ -64,6 +64,13 @@ const ConfigSchema = Type.Object({
   AGENT_WRITE_WINDOW_SECONDS: Type.Integer({ default: 60, minimum: 1 }),
   /** Reads each agent credential may make through the agent gateway per minute; a firm may set its own. */
   AGENT_READ_LIMIT: Type.Integer({ default: 600, minimum: 1 }),
+  /**
+   * How long one statement of an agent's read through the gateway (a query, a list, a record, a report) may run on
+   * this service's database before it is cancelled (422 QUERY_TIMEOUT), in milliseconds. Set per read transaction
+   * (SET LOCAL), so it also holds behind a transaction pooler. The embedded database (PGlite) takes the setting but
+   * has no timer to enforce it.
+   */
+  GATEWAY_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, maximum: 600_000 }),
   /** How long a process keeps a firm's own agent limits before reading them again. */
   AGENT_LIMITS_CACHE_MS: Type.Integer({ default: 5000, minimum: 0 }),
   /**

@@ -301,8 +301,17 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
     status: 400,
     retryable: false,
     description:
-      'The query is malformed, or names an entity or field the gateway does not cover; details[0] gives the ' +
+      'The query is malformed, over a bound (10,000 characters, 50 conditions, 1,000 values in an IN list, ' +
+      'STARTPOSITION and MAXRESULTS whole numbers in range), names an entity or field the gateway does not cover, or ' +
+      'compares a field with a literal it cannot take (a date that is not on the calendar); details[0] gives the ' +
       'offset, line and column of the problem.',
+  },
+  QUERY_TIMEOUT: {
+    status: 422,
+    retryable: false,
+    description:
+      "The read ran longer than the gateway's statement timeout and was cancelled; nothing changed. The same read " +
+      'is likely to run as long again: narrow it (fewer or more selective conditions, a smaller page, a shorter period).',
   },
   CLIENT_NEEDS_REAUTH: {
     status: 409,

@@ -119,7 +119,7 @@ export interface paths {
         };
         /**
          * Shortcut lists: chart-accounts, vendors, customers
-         * @description The Account, Vendor or Customer list in the platform's QueryResponse shape.
+         * @description The Account, Vendor or Customer list in the platform's QueryResponse shape. A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
          *
          *     Requires scope `acct:entities:read`.
          *
@@ -143,7 +143,7 @@ export interface paths {
         };
         /**
          * List records of an entity
-         * @description Answers in the platform's QueryResponse shape. The scope is the entity's read scope (GET /acct/coverage): `acct:transactions:read` for transactions, else `acct:entities:read`.
+         * @description Answers in the platform's QueryResponse shape. The scope is the entity's read scope (GET /acct/coverage): `acct:transactions:read` for transactions, else `acct:entities:read`. A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
          *
          *     Requires scope `acct:entities:read`.
          *
@@ -173,7 +173,9 @@ export interface paths {
         };
         /**
          * One record
-         * @description Requires scope `acct:entities:read`.
+         * @description A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
+         *
+         *     Requires scope `acct:entities:read`.
          *
          *     Requires scope `acct:entities:read`.
          */
@@ -209,7 +211,7 @@ export interface paths {
         put?: never;
         /**
          * Run a query
-         * @description Parsed and checked against the coverage registry before anything runs: an unknown entity or field, or a malformed query, is 400 QUERY_INVALID naming the position (details[0].offset, line, column). Also needs the read scope of the entity it names. Answers in the platform's QueryResponse shape.
+         * @description Parsed and checked against the coverage registry before anything runs: an unknown entity or field, or a malformed query, is 400 QUERY_INVALID naming the position (details[0].offset, line, column). Also needs the read scope of the entity it names. Answers in the platform's QueryResponse shape. At most 10,000 characters, 50 conditions and 1,000 values in an IN list; STARTPOSITION a whole number from 1 to 1,000,000,000, MAXRESULTS from 1 to 1,000 (default 100); a date field (TxnDate, DueDate) compares with a real calendar date 'YYYY-MM-DD', a time (MetaData.*) with 'YYYY-MM-DDThh:mm:ss' and an optional Z or ±hh:mm (none: UTC) or a date. Anything else is 400 QUERY_INVALID naming the position (details[0].offset, line, column). A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
          *
          *     Requires scope `acct:clients:read`.
          */
@@ -257,7 +259,7 @@ export interface paths {
         put?: never;
         /**
          * Relay a call to the client's platform API
-         * @description Reads and writes the covered entities as the platform's v3 API does: GET `<entity>/<id>`, POST `<entity>` (create, or a sparse update with Id and SyncToken in the body), POST `<entity>?operation=delete`, `query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's response body.
+         * @description Reads and writes the covered entities as the platform's v3 API does: GET `<entity>/<id>`, POST `<entity>` (create, or a sparse update with Id and SyncToken in the body), POST `<entity>?operation=delete`, `query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's response body. A `query` call's text (the `query` parameter, or `query` in the body) is held to the query route's bounds: At most 10,000 characters, 50 conditions and 1,000 values in an IN list; STARTPOSITION a whole number from 1 to 1,000,000,000, MAXRESULTS from 1 to 1,000 (default 100); a date field (TxnDate, DueDate) compares with a real calendar date 'YYYY-MM-DD', a time (MetaData.*) with 'YYYY-MM-DDThh:mm:ss' and an optional Z or ±hh:mm (none: UTC) or a date. Anything else is 400 QUERY_INVALID naming the position (details[0].offset, line, column). A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
          *
          *     Requires scope `acct:clients:read`.
          */
@@ -277,7 +279,7 @@ export interface paths {
         };
         /**
          * List transactions of one type
-         * @description `entityType` defaults to `purchase`. Answers in the platform's QueryResponse shape.
+         * @description `entityType` defaults to `purchase`. Answers in the platform's QueryResponse shape. A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
          *
          *     Requires scope `acct:transactions:read`.
          *
@@ -307,7 +309,7 @@ export interface paths {
         };
         /**
          * One transaction
-         * @description `entityType` defaults to `purchase`.
+         * @description `entityType` defaults to `purchase`. A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
          *
          *     Requires scope `acct:transactions:read`.
          *
@@ -4596,7 +4598,7 @@ export interface components {
              * @description Stable machine-readable code; see the x-error-codes table of this document.
              * @enum {unknown}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "CLIENT_NEEDS_REAUTH" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             details?: ({
                 field?: string;
                 message: string;
@@ -6417,7 +6419,7 @@ export interface components {
         QueryStartDate3: string;
         /** @description Only rows dated on or after. */
         QueryStartDate4: string;
-        /** @description The 1-based position of the first record (default 1). */
+        /** @description The 1-based position of the first record, up to 1,000,000,000 (default 1). */
         QueryStartPosition: number;
         /** @description draft -> posted -> void. Drafts do not affect balances; void entries stay visible. */
         QueryStatus: "draft" | "posted" | "void";
@@ -6592,7 +6594,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1-1000 (default 100). */
                 maxResults?: components["parameters"]["QueryMaxResults"];
-                /** @description The 1-based position of the first record (default 1). */
+                /** @description The 1-based position of the first record, up to 1,000,000,000 (default 1). */
                 startPosition?: components["parameters"]["QueryStartPosition"];
             };
             header?: never;
@@ -6610,6 +6612,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -6620,7 +6623,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1-1000 (default 100). */
                 maxResults?: components["parameters"]["QueryMaxResults"];
-                /** @description The 1-based position of the first record (default 1). */
+                /** @description The 1-based position of the first record, up to 1,000,000,000 (default 1). */
                 startPosition?: components["parameters"]["QueryStartPosition"];
             };
             header?: never;
@@ -6809,7 +6812,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The platform's query language: SELECT * | COUNT(*) | fields FROM Entity [WHERE a = 'x' AND b > 10 AND c IN (...) AND d LIKE 'x%'] [ORDERBY f DESC] [STARTPOSITION n] [MAXRESULTS m] (MAXRESULTS 1-1000, default 100). */
+                    /** @description The platform's query language: SELECT * | COUNT(*) | fields FROM Entity [WHERE a = 'x' AND b > 10 AND c IN (...) AND d LIKE 'x%'] [ORDERBY f DESC] [STARTPOSITION n] [MAXRESULTS m]. At most 10,000 characters, 50 conditions and 1,000 values in an IN list; STARTPOSITION a whole number from 1 to 1,000,000,000, MAXRESULTS from 1 to 1,000 (default 100); a date field (TxnDate, DueDate) compares with a real calendar date 'YYYY-MM-DD', a time (MetaData.*) with 'YYYY-MM-DDThh:mm:ss' and an optional Z or ±hh:mm (none: UTC) or a date. Anything else is 400 QUERY_INVALID naming the position (details[0].offset, line, column). */
                     query: string;
                 };
             };
@@ -6821,6 +6824,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -6929,7 +6933,7 @@ export interface operations {
                 entityType?: components["parameters"]["QueryEntityType"];
                 /** @description Page size, 1-1000 (default 100). */
                 maxResults?: components["parameters"]["QueryMaxResults"];
-                /** @description The 1-based position of the first record (default 1). */
+                /** @description The 1-based position of the first record, up to 1,000,000,000 (default 1). */
                 startPosition?: components["parameters"]["QueryStartPosition"];
             };
             header?: never;
@@ -6946,6 +6950,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -7008,6 +7013,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];

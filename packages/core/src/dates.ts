@@ -12,6 +12,21 @@ export function isIsoDate(value: string): boolean {
   return d.toISOString().slice(0, 10) === value;
 }
 
+/**
+ * True for a real calendar date written YYYY-MM-DD in the years Postgres' `date` holds as written, 0001 to 9999
+ * (2026-02-30 and 2023-02-29 are not dates).
+ */
+export function isCalendarDate(value: string): boolean {
+  const m = ISO_DATE.exec(value);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (y < 1) return false;
+  // setUTCFullYear, not Date.UTC: Date.UTC reads the years 0 to 99 as 1900 to 1999.
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
 const ISO_TIMESTAMP =
   /^(\d{4}-\d{2}-\d{2})[Tt ]([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.\d{1,9})?(?:[Zz]|[+-](0\d|1[0-5]):([0-5]\d))$/;
 
@@ -21,11 +36,5 @@ const ISO_TIMESTAMP =
  */
 export function isIsoTimestamp(value: string): boolean {
   const m = ISO_TIMESTAMP.exec(value);
-  if (!m) return false;
-  const day = m[1] as string;
-  const [y, mo, d] = day.split('-').map(Number) as [number, number, number];
-  if (y < 1) return false;
-  const date = new Date(0);
-  date.setUTCFullYear(y, mo - 1, d);
-  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+  return m !== null && isCalendarDate(m[1] as string);
 }

@@ -1,11 +1,12 @@
 import { ALL_SCOPES } from '@firm/core';
-import { EMBEDDED_ENTITIES, queryFieldsOf } from '@firm/platform';
+import { EMBEDDED_ENTITIES, queryFieldsOf, queryFieldTypesOf } from '@firm/platform';
 import { describe, expect, it } from 'vitest';
 import {
   COVERAGE,
   coverageOf,
   coverageOfShortcut,
   coverageOfTransaction,
+  QUERY_FIELD_TYPES,
   SHORTCUT_LISTS,
   TRANSACTION_TYPES,
 } from './coverage';
@@ -22,6 +23,15 @@ describe('coverage registry', () => {
       const handler = EMBEDDED_ENTITIES.get(e.entity);
       expect(handler, e.entity).toBeDefined();
       if (handler) expect([...e.fields].sort(), e.entity).toEqual(queryFieldsOf(handler).sort());
+    }
+  });
+
+  it('types each queryable field as the embedded platform compares it', () => {
+    for (const e of COVERAGE) {
+      const handler = EMBEDDED_ENTITIES.get(e.entity);
+      const types = handler ? queryFieldTypesOf(handler) : {};
+      for (const field of e.fields)
+        expect({ field, type: QUERY_FIELD_TYPES[field] }).toEqual({ field, type: types[field] });
     }
   });
 

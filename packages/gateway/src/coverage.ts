@@ -1,5 +1,5 @@
 import type { Scope } from '@firm/core';
-import type { PlatformOperation } from '@firm/platform';
+import type { PlatformOperation, QueryFieldType } from '@firm/platform';
 
 /** The transaction types of the `/transactions` routes (the spec's allowlist), as the agent names them. */
 export const TRANSACTION_TYPES = [
@@ -53,6 +53,32 @@ const ENTITY_SCOPES: Record<PlatformOperation, Scope> = {
 };
 
 const ALL: readonly PlatformOperation[] = ['read', 'create', 'update', 'delete'];
+
+/**
+ * How each queryable field compares, whatever the entity (the platform's names mean one thing everywhere): the
+ * query checker holds literals to it before any platform runs the query.
+ */
+export const QUERY_FIELD_TYPES: Readonly<Record<string, QueryFieldType>> = {
+  Id: 'id',
+  'MetaData.CreateTime': 'timestamp',
+  'MetaData.LastUpdatedTime': 'timestamp',
+  DocNumber: 'text',
+  TxnDate: 'date',
+  DueDate: 'date',
+  TotalAmt: 'number',
+  Balance: 'number',
+  UnappliedAmt: 'number',
+  CustomerRef: 'id',
+  VendorRef: 'id',
+  Name: 'text',
+  AcctNum: 'text',
+  Active: 'boolean',
+  Description: 'text',
+  DisplayName: 'text',
+  PrimaryEmailAddr: 'text',
+  UnitPrice: 'number',
+  RateValue: 'number',
+};
 
 const COMMON_FIELDS = ['Id', 'MetaData.CreateTime', 'MetaData.LastUpdatedTime'];
 const DOCUMENT_FIELDS = [...COMMON_FIELDS, 'DocNumber', 'TxnDate', 'DueDate', 'TotalAmt', 'Balance'];

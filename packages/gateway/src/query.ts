@@ -4,11 +4,12 @@ import {
   EmbeddedActionsParser,
   type ILexingError,
   type IRecognitionException,
+  type IToken,
   Lexer,
   type TokenType,
 } from 'chevrotain';
-import type { Comparison, Condition, QueryValue } from '@firm/platform';
-import { type CoverageEntry, coverageOf } from './coverage';
+import { type Comparison, type Condition, LITERAL_EXPECTED, literalOf, type QueryValue } from '@firm/platform';
+import { type CoverageEntry, coverageOf, QUERY_FIELD_TYPES } from './coverage';
 
 /**
  * The platform's query language (QuickBooks Online's SQL-like subset):
@@ -19,7 +20,31 @@ import { type CoverageEntry, coverageOf } from './coverage';
  *
  * Keywords are case-insensitive; strings are single-quoted with `\'` for a quote (or double-quoted); values are
  * strings, numbers, true and false. Parsed with Chevrotain into a plain object; nothing here knows SQL.
+ *
+ * Every query, whichever door it comes in by (the query route, the pass-through's `query` path, the MCP tools that
+ * call them), is parsed here, so these bounds hold for all of them; each refusal names the position of what it
+ * refuses.
  */
+export const QUERY_LIMITS = {
+  /** Characters of query text; a longer one is refused before any of it is read. */
+  maxLength: 10_000,
+  /** Conditions of the WHERE clause. */
+  maxConditions: 50,
+  /** Values of one IN list. */
+  maxInValues: 1_000,
+  /** MAXRESULTS: a whole number from 1 to this, as the list routes' maxResults. */
+  maxResults: 1_000,
+  /** STARTPOSITION: a whole number from 1 to this. */
+  maxStartPosition: 1_000_000_000,
+} as const;
+
+/** A place in the query text: 0-based offset, 1-based line and column. */
+export interface Position {
+  offset: number;
+  line: number;
+  column: number;
+}
+
 export interface ParsedQuery {
   select: '*' | 'count' | string[];
   entity: string;
@@ -27,6 +52,13 @@ export interface ParsedQuery {
   orderBy: { field: string; direction: 'ASC' | 'DESC' }[];
   startPosition: number | null;
   maxResults: number | null;
+  /** Where the parts are in the text, for the refusals that name them. */
+  at: {
+    entity: Position;
+    select: Position[];
+    where: { field: Position; values: Position[] }[];
+    orderBy: Position[];
+  };
 }
 
 const Identifier = createToken({ name: 'Identifier', pattern: /[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*/ });
@@ -85,52 +117,92 @@ const lexer = new Lexer(TOKENS, { positionTracking: 'full', ensureOptimizations:
 
 const unquote = (image: string): string => image.slice(1, -1).replace(/\\(.)/g, '$1');
 
+const positionOf = (t: IToken): Position => ({
+  offset: t.startOffset,
+  line: t.startLine ?? 1,
+  column: t.startColumn ?? t.startOffset + 1,
+});
+
+interface Located<T> {
+  value: T;
+  at: Position;
+}
+
+/** The parser's result: paging numbers as written, so that their form is checked with their position. */
+type Parsed = Omit<ParsedQuery, 'startPosition' | 'maxResults'> & {
+  startPosition: IToken | null;
+  maxResults: IToken | null;
+};
+
 class QueryParser extends EmbeddedActionsParser {
   constructor() {
     super(TOKENS, { maxLookahead: 2 });
     this.performSelfAnalysis();
   }
 
-  private value = this.RULE('value', (): QueryValue => {
+  private value = this.RULE('value', (): Located<QueryValue> => {
     return this.OR([
-      { ALT: () => unquote(this.CONSUME(StringLiteral).image) },
-      { ALT: () => Number(this.CONSUME(NumberLiteral).image) },
-      { ALT: () => (this.CONSUME(True), true) },
-      { ALT: () => (this.CONSUME(False), false) },
+      {
+        ALT: () => {
+          const t = this.CONSUME(StringLiteral);
+          return { value: unquote(t.image), at: positionOf(t) };
+        },
+      },
+      {
+        ALT: () => {
+          const t = this.CONSUME(NumberLiteral);
+          return { value: Number(t.image), at: positionOf(t) };
+        },
+      },
+      { ALT: () => ({ value: true, at: positionOf(this.CONSUME(True)) }) },
+      { ALT: () => ({ value: false, at: positionOf(this.CONSUME(False)) }) },
     ]);
   });
 
-  private condition = this.RULE('condition', (): Condition => {
-    const field = this.CONSUME(Identifier).image;
+  private condition = this.RULE('condition', (): { condition: Condition; field: Position; values: Position[] } => {
+    const token = this.CONSUME(Identifier);
+    const field = token.image;
+    const at = positionOf(token);
     return this.OR([
       {
         ALT: () => {
           const raw = this.CONSUME(Op).image;
           const op = (raw === '<>' ? '!=' : raw) as Comparison;
-          return { field, op, value: this.SUBRULE(this.value) };
+          const v = this.SUBRULE(this.value);
+          return { condition: { field, op, value: v.value }, field: at, values: [v.at] };
         },
       },
       {
         ALT: () => {
           this.CONSUME(In);
           this.CONSUME(LParen);
-          const values: QueryValue[] = [];
+          const values: Located<QueryValue>[] = [];
           this.AT_LEAST_ONE_SEP({ SEP: Comma, DEF: () => values.push(this.SUBRULE2(this.value)) });
           this.CONSUME(RParen);
-          return { field, op: 'IN' as const, values };
+          return {
+            condition: { field, op: 'IN' as const, values: values.map((v) => v.value) },
+            field: at,
+            values: values.map((v) => v.at),
+          };
         },
       },
       {
         ALT: () => {
           this.CONSUME(Like);
-          return { field, op: 'LIKE' as const, value: unquote(this.CONSUME(StringLiteral).image) };
+          const t = this.CONSUME(StringLiteral);
+          return {
+            condition: { field, op: 'LIKE' as const, value: unquote(t.image) },
+            field: at,
+            values: [positionOf(t)],
+          };
         },
       },
     ]);
   });
 
-  public query = this.RULE('query', (): ParsedQuery => {
+  public query = this.RULE('query', (): Parsed => {
     this.CONSUME(Select);
+    const selected: IToken[] = [];
     const select = this.OR([
       { ALT: () => (this.CONSUME(Star), '*' as const) },
       {
@@ -144,46 +216,60 @@ class QueryParser extends EmbeddedActionsParser {
       },
       {
         ALT: () => {
-          const fields: string[] = [];
-          this.AT_LEAST_ONE_SEP({ SEP: Comma, DEF: () => fields.push(this.CONSUME(Identifier).image) });
-          return fields;
+          this.AT_LEAST_ONE_SEP({ SEP: Comma, DEF: () => selected.push(this.CONSUME(Identifier)) });
+          return selected.map((t) => t.image);
         },
       },
     ]);
     this.CONSUME(From);
-    const entity = this.CONSUME2(Identifier).image;
-    const where: Condition[] = [];
+    const entity = this.CONSUME2(Identifier);
+    const where: ReturnType<QueryParser['condition']>[] = [];
     this.OPTION(() => {
       this.CONSUME(Where);
       this.AT_LEAST_ONE_SEP2({ SEP: And, DEF: () => where.push(this.SUBRULE(this.condition)) });
     });
     const orderBy: ParsedQuery['orderBy'] = [];
+    const ordered: IToken[] = [];
     this.OPTION2(() => {
       this.CONSUME(OrderBy);
       this.AT_LEAST_ONE_SEP3({
         SEP: Comma,
         DEF: () => {
-          const field = this.CONSUME3(Identifier).image;
+          const field = this.CONSUME3(Identifier);
           const direction = this.OPTION3(() =>
             this.OR2([
               { ALT: () => (this.CONSUME(Asc), 'ASC' as const) },
               { ALT: () => (this.CONSUME(Desc), 'DESC' as const) },
             ]),
           );
-          orderBy.push({ field, direction: direction ?? 'ASC' });
+          ordered.push(field);
+          orderBy.push({ field: field.image, direction: direction ?? 'ASC' });
         },
       });
     });
-    let startPosition: number | null = null;
-    let maxResults: number | null = null;
+    let startPosition: IToken | null = null;
+    let maxResults: IToken | null = null;
     // Both orders occur in the wild (MAXRESULTS 2 STARTPOSITION 1 and the reverse).
     this.MANY(() => {
       this.OR3([
-        { ALT: () => (this.CONSUME(StartPosition), (startPosition = Number(this.CONSUME2(NumberLiteral).image))) },
-        { ALT: () => (this.CONSUME(MaxResults), (maxResults = Number(this.CONSUME3(NumberLiteral).image))) },
+        { ALT: () => (this.CONSUME(StartPosition), (startPosition = this.CONSUME2(NumberLiteral))) },
+        { ALT: () => (this.CONSUME(MaxResults), (maxResults = this.CONSUME3(NumberLiteral))) },
       ]);
     });
-    return { select, entity, where, orderBy, startPosition, maxResults };
+    return {
+      select,
+      entity: entity.image,
+      where: where.map((w) => w.condition),
+      orderBy,
+      startPosition,
+      maxResults,
+      at: {
+        entity: positionOf(entity),
+        select: selected.map(positionOf),
+        where: where.map((w) => ({ field: w.field, values: w.values })),
+        orderBy: ordered.map(positionOf),
+      },
+    };
   });
 }
 
@@ -201,13 +287,37 @@ export function queryError(message: string, at: { offset: number; line: number; 
   ]);
 }
 
-const positionOf = (t: { startOffset: number; startLine?: number; startColumn?: number }) =>
-  Number.isNaN(t.startOffset)
-    ? null
-    : { offset: t.startOffset, line: t.startLine ?? 1, column: t.startColumn ?? t.startOffset + 1 };
+/** The line and column of an offset, counted in the text before it. */
+function positionAt(text: string, offset: number): Position {
+  const before = text.slice(0, offset).split('\n');
+  return { offset, line: before.length, column: (before[before.length - 1]?.length ?? 0) + 1 };
+}
 
-/** Parses a query, or throws QUERY_INVALID naming the first problem's position. */
+const thousands = (n: number) => n.toLocaleString('en-US');
+
+/** A paging number: digits only (no sign, no decimals), from 1 to `max`. */
+function pagingNumber(keyword: string, token: IToken | null, max: number): number | null {
+  if (!token) return null;
+  const n = Number(token.image);
+  if (!/^\d+$/.test(token.image) || n < 1 || n > max) {
+    throw queryError(`${keyword} is a whole number from 1 to ${thousands(max)}`, positionOf(token));
+  }
+  return n;
+}
+
+/**
+ * Parses a query, or throws QUERY_INVALID naming the first problem's position. Text over QUERY_LIMITS.maxLength is
+ * refused before it is read, so a long text costs no more than a short one; then the WHERE clause's conditions, each
+ * IN list and the paging numbers are held to their bounds.
+ */
 export function parseQuery(text: string): ParsedQuery {
+  const { maxLength, maxConditions, maxInValues, maxResults, maxStartPosition } = QUERY_LIMITS;
+  if (text.length > maxLength) {
+    throw queryError(
+      `a query is at most ${thousands(maxLength)} characters; this one has ${thousands(text.length)}`,
+      positionAt(text, maxLength),
+    );
+  }
   const lexed = lexer.tokenize(text);
   const lexError: ILexingError | undefined = lexed.errors[0];
   if (lexError) {
@@ -223,9 +333,19 @@ export function parseQuery(text: string): ParsedQuery {
   if (parseError) {
     const token = parseError.token;
     const found = token.tokenType?.name === 'EOF' ? 'the end of the query' : JSON.stringify(token.image);
-    throw queryError(`unexpected ${found}`, positionOf(token));
+    throw queryError(`unexpected ${found}`, Number.isNaN(token.startOffset) ? null : positionOf(token));
   }
-  return result;
+  const extra = result.at.where[maxConditions];
+  if (extra) throw queryError(`a query has at most ${maxConditions} conditions`, extra.field);
+  for (const { values } of result.at.where) {
+    const over = values[maxInValues];
+    if (over) throw queryError(`an IN list has at most ${thousands(maxInValues)} values`, over);
+  }
+  return {
+    ...result,
+    startPosition: pagingNumber('STARTPOSITION', result.startPosition, maxStartPosition),
+    maxResults: pagingNumber('MAXRESULTS', result.maxResults, maxResults),
+  };
 }
 
 /** The query checked against the registry: a covered, readable entity and only its queryable fields. */
@@ -233,35 +353,46 @@ export interface CheckedQuery extends ParsedQuery {
   coverage: CoverageEntry;
 }
 
-export function checkQuery(query: ParsedQuery, text: string): CheckedQuery {
-  const at = (name: string) => {
-    const offset = text.toLowerCase().indexOf(name.toLowerCase());
-    if (offset < 0) return null;
-    const before = text.slice(0, offset).split('\n');
-    return { offset, line: before.length, column: (before[before.length - 1]?.length ?? 0) + 1 };
-  };
+/**
+ * Checks a parsed query against the registry: the entity is covered and readable, every field is one of its queryable
+ * fields, and every literal is one its field compares with (a real calendar date for a date, a number for an amount),
+ * so that whatever platform runs it gets only what it can read.
+ */
+export function checkQuery(query: ParsedQuery): CheckedQuery {
   const coverage = coverageOf(query.entity);
   if (!coverage || !coverage.operations.includes('read') || coverage.fields.length === 0) {
-    throw queryError(`the gateway does not cover the entity ${query.entity}`, at(query.entity));
-  }
-  if (query.maxResults !== null && (query.maxResults < 1 || query.maxResults > 1000)) {
-    throw queryError('MAXRESULTS must be 1-1000', at('maxresults'));
-  }
-  if (query.startPosition !== null && query.startPosition < 1) {
-    throw queryError('STARTPOSITION must be 1 or more', at('startposition'));
+    throw queryError(`the gateway does not cover the entity ${query.entity}`, query.at.entity);
   }
   const known = new Map(coverage.fields.map((f) => [f.toLowerCase(), f]));
-  const canonical = (name: string) => {
+  const canonical = (name: string, at: Position | undefined) => {
     const field = known.get(name.toLowerCase());
-    if (!field) throw queryError(`${coverage.entity} has no queryable field ${name}`, at(name));
+    if (!field) throw queryError(`${coverage.entity} has no queryable field ${name}`, at ?? null);
     return field;
   };
+  const where = query.where.map((c, i): Condition => {
+    const at = query.at.where[i];
+    const field = canonical(c.field, at?.field);
+    const type = QUERY_FIELD_TYPES[field] ?? 'text';
+    if (c.op === 'LIKE' && type !== 'text') {
+      throw queryError(`${field} compares with ${LITERAL_EXPECTED[type]}, not a LIKE pattern`, at?.values[0] ?? null);
+    }
+    const values = c.op === 'IN' ? c.values : [c.value];
+    values.forEach((value, j) => {
+      if (literalOf(type, value) === undefined) {
+        throw queryError(
+          `${field} compares with ${LITERAL_EXPECTED[type]}, not ${JSON.stringify(value)}`,
+          at?.values[j] ?? null,
+        );
+      }
+    });
+    return { ...c, field };
+  });
   return {
     ...query,
     entity: coverage.entity,
     coverage,
-    select: Array.isArray(query.select) ? query.select.map(canonical) : query.select,
-    where: query.where.map((c) => ({ ...c, field: canonical(c.field) })),
-    orderBy: query.orderBy.map((o) => ({ ...o, field: canonical(o.field) })),
+    select: Array.isArray(query.select) ? query.select.map((f, i) => canonical(f, query.at.select[i])) : query.select,
+    where,
+    orderBy: query.orderBy.map((o, i) => ({ ...o, field: canonical(o.field, query.at.orderBy[i]) })),
   };
 }

@@ -1,3 +1,4 @@
 export * from './types';
 export { createEmbeddedPlatform, EMBEDDED_ENTITIES } from './embedded/index';
-export { queryFieldsOf } from './embedded/query';
+export { queryFieldsOf, queryFieldTypesOf } from './embedded/query';
+export * from './literals';

@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { createLedgerFixture, type LedgerFixture } from '@firm/ledger/testing';
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PlatformAdapter } from '../types';
+import type { PlatformAdapter, PlatformQuery } from '../types';
 import { createEmbeddedPlatform } from './index';
 
 let database: TestDatabase;
@@ -128,5 +128,33 @@ describe('embedded platform', () => {
     const info = await platform.companyInfo();
     expect(info).toMatchObject({ Id: f.orgId, CompanyName: expect.stringContaining('Client of'), SyncToken: '0' });
     expect((await platform.get('CompanyInfo', f.orgId)).Id).toBe(f.orgId);
+  });
+});
+
+describe('embedded platform: queries', () => {
+  const query = (where: PlatformQuery['where'], entity = 'Account') =>
+    platform.query({ entity, select: 'count', where, orderBy: [], startPosition: 1, maxResults: 100 });
+
+  it('binds an IN list as one array parameter, so no list outgrows the protocol (70,000 values)', async () => {
+    const checking = f.account('1000');
+    const values = [...Array.from({ length: 69_999 }, (_, i) => `not-${i}`), checking];
+    expect((await query([{ field: 'Id', op: 'IN', values }])).QueryResponse.totalCount).toBe(1);
+    const accounts = await query([{ field: 'AcctNum', op: 'IN', values: ['1000', 1200, '9999'] }]);
+    expect(accounts.QueryResponse.totalCount).toBe(2);
+    const dated = await query([{ field: 'TxnDate', op: 'IN', values: ['2024-02-29', '2026-01-31'] }], 'Invoice');
+    expect(dated.QueryResponse.totalCount).toBe(0);
+  });
+
+  it('refuses a date or time that is not on the calendar before the database sees it', async () => {
+    for (const where of [
+      [{ field: 'TxnDate', op: '>', value: '2026-02-30' }],
+      [{ field: 'TxnDate', op: 'IN', values: ['2024-02-29', '2023-02-29'] }],
+      [{ field: 'MetaData.CreateTime', op: '>', value: '2026-02-30T00:00:00Z' }],
+    ] as PlatformQuery['where'][]) {
+      expect((await refusal(query(where, 'Invoice'))).code, JSON.stringify(where)).toBe('QUERY_INVALID');
+    }
+    expect((await query([{ field: 'TxnDate', op: '>', value: '2024-02-29' }], 'Invoice')).QueryResponse).toEqual({
+      totalCount: expect.any(Number),
+    });
   });
 });

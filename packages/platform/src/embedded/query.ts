@@ -1,10 +1,11 @@
-import { DomainError, isIsoTimestamp, isUuid } from '@firm/core';
+import { DomainError, isUuid } from '@firm/core';
 import { type Executor, rowsOf } from '@firm/db';
 import { type SQL, sql } from 'drizzle-orm';
+import { LITERAL_EXPECTED, literalOf, type QueryFieldType } from '../literals';
 import type { Condition, PlatformContext, PlatformQuery, PlatformRecord, QueryResult, QueryValue } from '../types';
 import type { EntityHandler } from './handler';
 
-export type FieldType = 'id' | 'text' | 'number' | 'boolean' | 'date' | 'timestamp';
+export type FieldType = QueryFieldType;
 
 /** What a query reads for one entity: its rows (aliased `t`, versions `v`), tenant-scoped, and its fields as SQL. */
 export interface QuerySource {
@@ -29,49 +30,39 @@ const bad = (field: string, value: QueryValue, expected: string) =>
     { field: 'query', message: `${field} compares with ${expected}` },
   ]);
 
-/** A literal as the field's column compares: always a parameter, never query text. */
-function parameter(field: string, type: FieldType, value: QueryValue): SQL {
-  switch (type) {
-    case 'number': {
-      const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN;
-      if (!Number.isFinite(n) || (typeof value === 'string' && value.trim() === ''))
-        throw bad(field, value, 'a number');
-      return sql`${n}::numeric`;
-    }
-    case 'boolean': {
-      if (typeof value === 'boolean') return sql`${value}::boolean`;
-      if (value === 'true' || value === 'false') return sql`${value === 'true'}::boolean`;
-      throw bad(field, value, 'true or false');
-    }
-    case 'date':
-      if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw bad(field, value, 'a YYYY-MM-DD date');
-      return sql`${value}::date`;
-    case 'timestamp': {
-      // Whatever JavaScript's parser takes, Postgres must hold too (no year 0 or beyond 9999).
-      const at = typeof value === 'string' ? new Date(value) : null;
-      const iso = at && !Number.isNaN(at.getTime()) ? at.toISOString() : '';
-      if (!isIsoTimestamp(iso)) throw bad(field, value, 'a date and time');
-      return sql`${iso}::timestamptz`;
-    }
-    default:
-      return sql`${String(value)}::text`;
-  }
+/** The SQL type a field's literals are bound as. */
+const SQL_TYPES: Record<FieldType, string> = {
+  id: 'text',
+  text: 'text',
+  number: 'numeric',
+  boolean: 'boolean',
+  date: 'date',
+  timestamp: 'timestamptz',
+};
+
+/** A literal as the field's column compares with it; one Postgres could not read never reaches it. */
+function literal(field: string, type: FieldType, value: QueryValue): QueryValue {
+  const checked = literalOf(type, value);
+  if (checked === undefined) throw bad(field, value, LITERAL_EXPECTED[type]);
+  return checked;
 }
 
+/** Literals are always parameters, never query text. */
 function condition(source: QuerySource, c: Condition): SQL {
   const field = source.fields[c.field];
   if (!field) throw new DomainError('QUERY_INVALID', `no queryable field ${c.field}`);
+  const cast = sql.raw(SQL_TYPES[field.type]);
   if (c.op === 'IN') {
-    return sql`${field.sql} in (${sql.join(
-      c.values.map((v) => parameter(c.field, field.type, v)),
-      sql`, `,
-    )})`;
+    // One array parameter however long the list, so no list can outgrow the protocol's 65,535 parameters.
+    const values = c.values.map((v) => literal(c.field, field.type, v));
+    return sql`${field.sql} = any(${sql.param(values)}::${cast}[])`;
   }
   if (c.op === 'LIKE') {
     if (field.type !== 'text') throw bad(c.field, c.value, 'a value, not a LIKE pattern');
     return sql`${field.sql} like ${c.value}`;
   }
-  return sql`${field.sql} ${sql.raw(c.op === '!=' ? '<>' : c.op)} ${parameter(c.field, field.type, c.value)}`;
+  const value = literal(c.field, field.type, c.value);
+  return sql`${field.sql} ${sql.raw(c.op === '!=' ? '<>' : c.op)} ${value}::${cast}`;
 }
 
 /** Keeps the selected fields of a record (and its Id), following dotted names into nested objects. */
@@ -151,6 +142,11 @@ function inOrder(ids: readonly string[], records: PlatformRecord[]): PlatformRec
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
+/** The fields a query may name on an entity, the common ones and the entity's own, with how each compares. */
+export const queryFieldTypesOf = (handler: EntityHandler): Record<string, FieldType> =>
+  handler.query
+    ? Object.fromEntries(Object.entries({ ...COMMON, ...handler.query.fields }).map(([name, f]) => [name, f.type]))
+    : {};
+
 /** The fields a query may name on an entity: the common ones and the entity's own. */
-export const queryFieldsOf = (handler: EntityHandler): string[] =>
-  handler.query ? [...Object.keys(COMMON), ...Object.keys(handler.query.fields)] : [];
+export const queryFieldsOf = (handler: EntityHandler): string[] => Object.keys(queryFieldTypesOf(handler));

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DomainError, type ErrorCode, isUuid, type Scope } from '@firm/core';
-import type { Executor } from '@firm/db';
+import { type Executor, pgErrorOf } from '@firm/db';
 import {
   agentClientOf,
   appendAuditEvent,
@@ -33,6 +33,7 @@ import {
   type WriteResult,
 } from '@firm/platform';
 import { createQboPlatform, QboHttp } from '@firm/qbo';
+import { sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requireFirmManager } from '../context';
@@ -67,7 +68,9 @@ import {
   PagingQuery,
   PassThroughBody,
   PassThroughResponse,
+  QUERY_BOUNDS,
   QueryBody,
+  READ_TIMEOUT,
   QueryResponse,
   ReportParams,
   ReportQuery,
@@ -210,19 +213,45 @@ function requireScope(request: FastifyRequest, scope: Scope | undefined): void {
   }
 }
 
+/**
+ * An agent's read of its client's books. On this service's own books it is one transaction in which each statement
+ * may run GATEWAY_STATEMENT_TIMEOUT_MS (a SET LOCAL, so the setting ends with the transaction, behind a transaction
+ * pooler too); a statement that runs longer is cancelled and the read answered 422 QUERY_TIMEOUT, leaving the
+ * connection healthy. Another platform's reads are calls over the network with timeouts of their own, and no
+ * transaction of ours is held over them.
+ */
+async function readBooks<T>(request: FastifyRequest, read: (platform: PlatformAdapter) => Promise<T>): Promise<T> {
+  const db = request.server.database.db;
+  if (request.client.platform !== 'embedded') return read(platformOf(request, db));
+  const timeoutMs = request.server.config.GATEWAY_STATEMENT_TIMEOUT_MS;
+  try {
+    return await db.transaction(async (tx) => {
+      await tx.execute(sql`select set_config('statement_timeout', ${String(timeoutMs)}, true)`);
+      return read(platformOf(request, tx));
+    });
+  } catch (err) {
+    // 57014 query_canceled: here, the timeout set above.
+    if (pgErrorOf(err)?.code !== '57014') throw err;
+    const message = `the read ran longer than ${timeoutMs} ms and was cancelled; narrow it and send it again`;
+    throw new DomainError('QUERY_TIMEOUT', message, [{ message: 'statement timeout', timeoutMs }]);
+  }
+}
+
 /** Parses, checks and runs a query for the request's client. */
 async function runAgentQuery(request: FastifyRequest, text: string) {
-  const query = checkQuery(parseQuery(text), text);
+  const query = checkQuery(parseQuery(text));
   request.agentAudit.entityType = query.entity;
   requireScope(request, query.coverage.scopes.read);
-  return platformOf(request, request.server.database.db).query({
-    entity: query.entity,
-    select: query.select,
-    where: query.where,
-    orderBy: query.orderBy,
-    startPosition: query.startPosition ?? 1,
-    maxResults: query.maxResults ?? DEFAULT_LIMIT,
-  });
+  return readBooks(request, (platform) =>
+    platform.query({
+      entity: query.entity,
+      select: query.select,
+      where: query.where,
+      orderBy: query.orderBy,
+      startPosition: query.startPosition ?? 1,
+      maxResults: query.maxResults ?? DEFAULT_LIMIT,
+    }),
+  );
 }
 
 const ROLLBACK = Symbol('dry run');
@@ -498,10 +527,9 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const listEntity = async (request: FastifyRequest, entry: CoverageEntry, paging: object) => {
     const { maxResults, startPosition } = paging as { maxResults?: number; startPosition?: number };
     request.agentAudit.entityType = entry.entity;
-    const page = await platformOf(request, db()).list(entry.entity, {
-      maxResults: maxResults ?? DEFAULT_LIMIT,
-      startPosition: startPosition ?? 1,
-    });
+    const page = await readBooks(request, (platform) =>
+      platform.list(entry.entity, { maxResults: maxResults ?? DEFAULT_LIMIT, startPosition: startPosition ?? 1 }),
+    );
     return {
       data: {
         QueryResponse: {
@@ -528,7 +556,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'List records of an entity',
         description:
           "Answers in the platform's QueryResponse shape. The scope is the entity's read scope (GET /acct/coverage): " +
-          '`acct:transactions:read` for transactions, else `acct:entities:read`.',
+          `\`acct:transactions:read\` for transactions, else \`acct:entities:read\`. ${READ_TIMEOUT}`,
         params: EntityParams,
         querystring: PagingQuery,
         response: { 200: QueryResponse, ...errorResponses(422) },
@@ -549,6 +577,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'One record',
+        description: READ_TIMEOUT,
         params: EntityIdParams,
         response: { 200: RecordOne, ...errorResponses(422) },
       },
@@ -556,7 +585,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const entry = covered(request.params.entity, 'read');
       request.agentAudit.entityType = entry.entity;
-      return { data: await platformOf(request, db()).get(entry.entity, request.params.id) };
+      return { data: await readBooks(request, (platform) => platform.get(entry.entity, request.params.id)) };
     },
   );
 
@@ -698,10 +727,10 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'List transactions of one type',
-        description: "`entityType` defaults to `purchase`. Answers in the platform's QueryResponse shape.",
+        description: `\`entityType\` defaults to \`purchase\`. Answers in the platform's QueryResponse shape. ${READ_TIMEOUT}`,
         params: ClientParams,
         querystring: TransactionListQuery,
-        response: { 200: QueryResponse },
+        response: { 200: QueryResponse, ...errorResponses(422) },
       },
     },
     async (request) => {
@@ -717,16 +746,16 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'One transaction',
-        description: '`entityType` defaults to `purchase`.',
+        description: `\`entityType\` defaults to \`purchase\`. ${READ_TIMEOUT}`,
         params: TransactionParams,
         querystring: TransactionGetQuery,
-        response: { 200: RecordOne },
+        response: { 200: RecordOne, ...errorResponses(422) },
       },
     },
     async (request) => {
       const entry = coveredTransaction(request.query.entityType ?? 'purchase', 'read');
       request.agentAudit.entityType = entry.entity;
-      return { data: await platformOf(request, db()).get(entry.entity, request.params.transactionId) };
+      return { data: await readBooks(request, (platform) => platform.get(entry.entity, request.params.transactionId)) };
     },
   );
 
@@ -848,10 +877,11 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Parsed and checked against the coverage registry before anything runs: an unknown entity or field, or a ' +
           'malformed query, is 400 QUERY_INVALID naming the position (details[0].offset, line, column). Also needs ' +
-          "the read scope of the entity it names. Answers in the platform's QueryResponse shape.",
+          "the read scope of the entity it names. Answers in the platform's QueryResponse shape. " +
+          `${QUERY_BOUNDS} ${READ_TIMEOUT}`,
         params: ClientParams,
         body: QueryBody,
-        response: { 200: QueryResponse, ...errorResponses(415) },
+        response: { 200: QueryResponse, ...errorResponses(415, 422) },
       },
     },
     async (request) => ({ data: await runAgentQuery(request, request.body.query) }),
@@ -871,7 +901,8 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
           '`<entity>` (create, or a sparse update with Id and SyncToken in the body), POST `<entity>?operation=delete`, ' +
           '`query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it ' +
           "reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's " +
-          'response body.',
+          "response body. A `query` call's text (the `query` parameter, or `query` in the body) is held to the query " +
+          `route's bounds: ${QUERY_BOUNDS} ${READ_TIMEOUT}`,
         params: ClientParams,
         querystring: WriteQuery,
         headers: OptionalIdempotencyHeaders,
@@ -905,7 +936,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       request.agentAudit.entityType = entry.entity;
       requireScope(request, entry.scopes[operation]);
       if (operation === 'read') {
-        const record = await platformOf(request, db()).get(entry.entity, id as string);
+        const record = await readBooks(request, (platform) => platform.get(entry.entity, id as string));
         return { data: { [entry.entity]: record, time: time() } };
       }
       if (request.client.agentAccess !== 'read_write') {
@@ -1086,10 +1117,10 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'Shortcut lists: chart-accounts, vendors, customers',
-        description: "The Account, Vendor or Customer list in the platform's QueryResponse shape.",
+        description: `The Account, Vendor or Customer list in the platform's QueryResponse shape. ${READ_TIMEOUT}`,
         params: ShortcutParams,
         querystring: PagingQuery,
-        response: { 200: QueryResponse },
+        response: { 200: QueryResponse, ...errorResponses(422) },
       },
     },
     async (request) => {

@@ -1,5 +1,5 @@
 import { AGENT_ACCESS, CLIENT_STATUSES } from '@firm/db';
-import { COVERAGE, SHORTCUT_LISTS, TRANSACTION_TYPES } from '@firm/gateway';
+import { COVERAGE, QUERY_LIMITS, SHORTCUT_LISTS, TRANSACTION_TYPES } from '@firm/gateway';
 import { Type } from 'typebox';
 import { REPORT_NAMES } from '@firm/platform';
 import { DataOf, IsoDate, ListQuery, Timestamp, Uuid } from '../../schemas';
@@ -7,6 +7,22 @@ import { DataOf, IsoDate, ListQuery, Timestamp, Uuid } from '../../schemas';
 export const AGENT_BASE = '/agent/v1';
 
 const AnyObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
+
+const n = (value: number) => value.toLocaleString('en-US');
+
+/** The bounds of a query, whichever door it comes in by, as the OpenAPI document (and so the MCP tools) say them. */
+export const QUERY_BOUNDS =
+  `At most ${n(QUERY_LIMITS.maxLength)} characters, ${QUERY_LIMITS.maxConditions} conditions and ` +
+  `${n(QUERY_LIMITS.maxInValues)} values in an IN list; STARTPOSITION a whole number from 1 to ` +
+  `${n(QUERY_LIMITS.maxStartPosition)}, MAXRESULTS from 1 to ${n(QUERY_LIMITS.maxResults)} (default 100); a date ` +
+  "field (TxnDate, DueDate) compares with a real calendar date 'YYYY-MM-DD', a time (MetaData.*) with " +
+  "'YYYY-MM-DDThh:mm:ss' and an optional Z or ±hh:mm (none: UTC) or a date. Anything else is 400 QUERY_INVALID " +
+  'naming the position (details[0].offset, line, column).';
+
+/** What happens to a read of the books that runs too long. */
+export const READ_TIMEOUT =
+  "A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is " +
+  'cancelled: 422 QUERY_TIMEOUT.';
 
 export const StatusResponse = Type.Object(
   {
@@ -119,7 +135,12 @@ export const Paging = {
     Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Page size, 1-1000 (default 100).' }),
   ),
   startPosition: Type.Optional(
-    Type.Integer({ minimum: 1, default: 1, description: 'The 1-based position of the first record (default 1).' }),
+    Type.Integer({
+      minimum: 1,
+      maximum: QUERY_LIMITS.maxStartPosition,
+      default: 1,
+      description: `The 1-based position of the first record, up to ${n(QUERY_LIMITS.maxStartPosition)} (default 1).`,
+    }),
   ),
 };
 export const PagingQuery = Type.Object(Paging);
@@ -267,12 +288,13 @@ export const AuditQuery = Type.Object({
 
 export const QueryBody = Type.Object(
   {
+    // No maxLength here: the query's own bound is checked where every door's query is parsed, and refused there
+    // as QUERY_INVALID with its position, like any other problem of its text.
     query: Type.String({
       minLength: 1,
-      maxLength: 10000,
       description:
         "The platform's query language: SELECT * | COUNT(*) | fields FROM Entity [WHERE a = 'x' AND b > 10 AND " +
-        "c IN (...) AND d LIKE 'x%'] [ORDERBY f DESC] [STARTPOSITION n] [MAXRESULTS m] (MAXRESULTS 1-1000, default 100).",
+        `c IN (...) AND d LIKE 'x%'] [ORDERBY f DESC] [STARTPOSITION n] [MAXRESULTS m]. ${QUERY_BOUNDS}`,
     }),
   },
   { additionalProperties: false },
