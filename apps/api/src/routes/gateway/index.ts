@@ -237,6 +237,14 @@ async function readBooks<T>(request: FastifyRequest, read: (platform: PlatformAd
   }
 }
 
+/**
+ * An agent's read of one record by its id: a lookup by key that cannot run long, so it runs without the bounded
+ * read's transaction and its timeout (three round trips fewer on every record read).
+ */
+function readRecord(request: FastifyRequest, entity: string, id: string) {
+  return platformOf(request, request.server.database.db).get(entity, id);
+}
+
 /** Parses, checks and runs a query for the request's client. */
 async function runAgentQuery(request: FastifyRequest, text: string) {
   const query = checkQuery(parseQuery(text));
@@ -585,7 +593,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const entry = covered(request.params.entity, 'read');
       request.agentAudit.entityType = entry.entity;
-      return { data: await readBooks(request, (platform) => platform.get(entry.entity, request.params.id)) };
+      return { data: await readRecord(request, entry.entity, request.params.id) };
     },
   );
 
@@ -755,7 +763,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const entry = coveredTransaction(request.query.entityType ?? 'purchase', 'read');
       request.agentAudit.entityType = entry.entity;
-      return { data: await readBooks(request, (platform) => platform.get(entry.entity, request.params.transactionId)) };
+      return { data: await readRecord(request, entry.entity, request.params.transactionId) };
     },
   );
 
@@ -936,7 +944,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       request.agentAudit.entityType = entry.entity;
       requireScope(request, entry.scopes[operation]);
       if (operation === 'read') {
-        const record = await readBooks(request, (platform) => platform.get(entry.entity, id as string));
+        const record = await readRecord(request, entry.entity, id as string);
         return { data: { [entry.entity]: record, time: time() } };
       }
       if (request.client.agentAccess !== 'read_write') {
