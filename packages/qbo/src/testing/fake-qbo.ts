@@ -8,7 +8,9 @@ import { join } from 'node:path';
  * A local QuickBooks Online-compatible server for tests (not product code), built from the real recordings in
  * ../testdata: Intuit's token endpoint with refresh-token rotation, the v3 API's entity reads, creates, sparse
  * updates and deletes with SyncToken checks and `requestid` deduplication, queries, reports, and, on demand, each
- * Fault kind, throttling, 5xx, and a connection dropped after the request was received (and acted on).
+ * Fault kind, throttling, 5xx, and a connection dropped after the request was received (and acted on). Each
+ * authorization reaches the one company it was granted for (another company's calls are an AuthorizationFault, 403),
+ * and the revoke endpoint ends the whole authorization, recording the token it was given.
  */
 
 const TESTDATA = join(import.meta.dirname, '../testdata');
@@ -41,6 +43,8 @@ type Entity = Record<string, unknown> & { Id: string; SyncToken: string };
 
 export class FakeQbo {
   readonly requests: RecordedRequest[] = [];
+  /** The tokens the revoke endpoint was given, in order. */
+  readonly revocations: string[] = [];
   /** Refresh tokens spent (each may be used once), and how many refreshes happened. */
   refreshCount = 0;
   /** How many rows the GeneralLedger report has. */
@@ -51,7 +55,8 @@ export class FakeQbo {
   /** The companies that answer (they share one set of records); `newRealm` adds one. */
   private readonly realms = new Set(['9130355377388886']);
   private realmCounter = 1;
-  private readonly accessTokens = new Map<string, number>();
+  /** Live access tokens: when each expires, the company it reaches, and the refresh token issued with it. */
+  private readonly accessTokens = new Map<string, { expires: number; realmId: string; refreshToken: string }>();
   /** Live refresh tokens and authorization codes, each with the company it was granted for. */
   private readonly refreshTokens = new Map<string, string>();
   private readonly codes = new Map<string, string>();
@@ -71,11 +76,16 @@ export class FakeQbo {
         this.table(entity).set(record.Id, record);
       }
     }
+    this.addCompanyInfo(this.realmId, 1);
+  }
+
+  /** Each company answers `companyinfo/{realmId}` with its own record. */
+  private addCompanyInfo(realmId: string, n: number): void {
     const at = '2023-02-20T10:00:00-08:00';
-    this.table('CompanyInfo').set(this.realmId, {
-      Id: this.realmId,
+    this.table('CompanyInfo').set(realmId, {
+      Id: realmId,
       SyncToken: '3',
-      CompanyName: 'Sandbox Company_US_1',
+      CompanyName: `Sandbox Company_US_${n}`,
       Country: 'US',
       MetaData: { CreateTime: at, LastUpdatedTime: at },
     });
@@ -101,17 +111,31 @@ export class FakeQbo {
   newRealm(): string {
     const realm = `91303553774${String(this.realmCounter++).padStart(5, '0')}`;
     this.realms.add(realm);
+    this.addCompanyInfo(realm, this.realmCounter);
     return realm;
   }
 
   /** Makes every access token expire now (the next call gets a 401). */
   expireAccessTokens(): void {
-    for (const token of this.accessTokens.keys()) this.accessTokens.set(token, 0);
+    for (const granted of this.accessTokens.values()) granted.expires = 0;
   }
 
   /** Revokes the refresh tokens of a company (its user disconnected the app at Intuit). */
   revokeRefreshTokens(realmId: string): void {
     for (const [token, realm] of this.refreshTokens) if (realm === realmId) this.refreshTokens.delete(token);
+  }
+
+  /** Whether an access or refresh token still works (neither revoked nor, for an access token, expired). */
+  isLive(token: string): boolean {
+    return this.refreshTokens.has(token) || (this.accessTokens.get(token)?.expires ?? 0) > Date.now();
+  }
+
+  /** Ends the authorization a token belongs to: its refresh token and every access token issued with it. */
+  private revoke(token: string): void {
+    const refresh = this.accessTokens.get(token)?.refreshToken ?? token;
+    this.refreshTokens.delete(refresh);
+    for (const [access, granted] of this.accessTokens)
+      if (granted.refreshToken === refresh) this.accessTokens.delete(access);
   }
 
   record(entity: string, id: string): Entity | undefined {
@@ -164,7 +188,7 @@ export class FakeQbo {
   private issueTokens(realmId: string) {
     const access = `at-${randomBytes(12).toString('hex')}`;
     const refresh = `rt-${randomBytes(12).toString('hex')}`;
-    this.accessTokens.set(access, Date.now() + 3600_000);
+    this.accessTokens.set(access, { expires: Date.now() + 3600_000, realmId, refreshToken: refresh });
     this.refreshTokens.set(refresh, realmId);
     const recorded = readJson('oauth/dotnet_sdk.token_refresh_response.json');
     return { ...recorded, access_token: access, refresh_token: refresh, id_token: undefined };
@@ -207,13 +231,18 @@ export class FakeQbo {
 
     if (url.pathname === '/oauth2/v1/tokens/bearer') return this.token(recorded, answer);
     if (url.pathname === '/v2/oauth2/tokens/revoke') {
-      this.refreshTokens.delete((body as { token?: string } | null)?.token ?? '');
+      const expected = `Basic ${Buffer.from(`${this.clientId}:${this.clientSecret}`).toString('base64')}`;
+      if (recorded.authorization !== expected) return answer(401, { error: 'invalid_client' });
+      const token = (body as { token?: unknown } | null)?.token;
+      if (typeof token !== 'string' || !token) return answer(400, { error: 'invalid_request' });
+      this.revocations.push(token);
+      this.revoke(token);
       return answer(200, {});
     }
     const m = /^\/v3\/company\/([^/]+)\/(.+)$/.exec(url.pathname);
     if (!m) return answer(404, {});
-    const expires = this.accessTokens.get((req.headers.authorization ?? '').replace(/^Bearer /, '')) ?? 0;
-    if (expires < Date.now()) {
+    const granted = this.accessTokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+    if (!granted || granted.expires < Date.now()) {
       return answer(401, {
         fault: {
           error: [
@@ -227,8 +256,18 @@ export class FakeQbo {
         },
       });
     }
-    if (!this.realms.has(m[1] as string))
-      return answer(403, { Fault: { Error: [{ Message: 'wrong realm', code: '3100' }], type: 'AuthorizationFault' } });
+    if (!this.realms.has(m[1] as string) || granted.realmId !== m[1]) {
+      // The answer QBO gives a token that was not granted this company.
+      return answer(403, {
+        Fault: {
+          Error: [
+            { Message: 'message=ApplicationAuthorizationFailed; errorCode=003100; statusCode=403', code: '003100' },
+          ],
+          type: 'AuthorizationFault',
+        },
+        time: new Date().toISOString(),
+      });
+    }
     const rest = m[2] as string;
     const requestId = url.searchParams.get('requestid');
     if (recorded.method === 'POST' && requestId) {
