@@ -320,6 +320,13 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
       "The client's accounting platform refused its credentials (a revoked or expired authorization): a firm owner " +
       'or admin must connect it again. The client shows status needs_reauth until then.',
   },
+  QBO_COMPANY_TAKEN: {
+    status: 409,
+    retryable: false,
+    description:
+      'The QuickBooks Online company is held by another connection (another organization, of this firm or another), ' +
+      'so it was not connected here and the new authorization was revoked at Intuit.',
+  },
   PLATFORM_ERROR: {
     status: 502,
     retryable: true,

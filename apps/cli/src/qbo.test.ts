@@ -1,6 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { createLedgerFixture } from '@firm/ledger/testing';
-import { completeAuthorization, type QboConfig, qboConfigFrom } from '@firm/qbo';
+import { completeAuthorization, inProcessLimiter, type QboConfig, qboConfigFrom } from '@firm/qbo';
 import { FakeQbo } from '@firm/qbo/testing/fake-qbo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './main';
@@ -35,7 +35,7 @@ describe('qbo commands', () => {
     const url = new URL(started.out.split('\n').at(-1) as string);
     expect(url.origin + url.pathname).toBe(`${fake.base}/connect/oauth2`);
     const state = url.searchParams.get('state') as string;
-    await completeAuthorization(database.db, config, {
+    await completeAuthorization(database.db, config, inProcessLimiter(), {
       state,
       code: fake.issueCode(),
       realmId: fake.realmId,

@@ -41,7 +41,7 @@ beforeAll(async () => {
     organizationId: f.orgId,
     userId: null,
   });
-  await completeAuthorization(database.db, config, {
+  await completeAuthorization(database.db, config, inProcessLimiter(), {
     state: new URL(url).searchParams.get('state') as string,
     code: fake.issueCode(),
     realmId: fake.realmId,

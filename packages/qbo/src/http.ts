@@ -16,16 +16,36 @@ export interface QboRequest {
   requestId?: string | undefined;
 }
 
-export interface QboHttpOptions {
+/** An access token and the company it is to reach. */
+export interface QboGrant {
+  token: string;
+  realmId: string;
+}
+
+export type QboHttpOptions = {
   config: QboConfig;
-  db: Db;
   limiter: QboLimiter;
-  organizationId: string;
   /** The first retry's delay; later ones double, each with jitter. */
   baseDelayMs?: number;
   /** The longest Retry-After this client waits out itself; a longer one is the caller's to wait. */
   maxWaitMs?: number;
-}
+} & (
+  | {
+      /** The organization whose stored connection the calls use, its token refreshed as needed. */
+      db: Db;
+      organizationId: string;
+      grant?: never;
+    }
+  | {
+      /**
+       * A token not stored anywhere (one just granted, being checked): used as it is, never refreshed; a 401 is a
+       * refusal, and no connection is marked or touched.
+       */
+      grant: QboGrant;
+      db?: never;
+      organizationId?: never;
+    }
+);
 
 /** Why an attempt did not produce an answer to return. */
 type Attempt =
@@ -51,16 +71,30 @@ function retryAfterMs(header: string | null): number | null {
  */
 export class QboHttp {
   /** The access token this client last used: read once, not again for each call an operation makes. */
-  private auth: { token: string; realmId: string } | null = null;
+  private auth: QboGrant | null = null;
 
   constructor(private readonly options: QboHttpOptions) {}
+
+  /** The stored connection's token (refreshed when `rejected` is still the stored one), or the given grant. */
+  private async token(rejected?: QboGrant): Promise<QboGrant> {
+    const { config, db, organizationId, grant } = this.options;
+    if (grant) {
+      if (rejected) {
+        throw new DomainError('FORBIDDEN', `QuickBooks refused the authorization for company ${grant.realmId}`, [
+          { message: 'the access token was refused', platform: 'qbo' },
+        ]);
+      }
+      return grant;
+    }
+    return accessToken(db, config, organizationId, rejected ? { rejected: rejected.token } : {});
+  }
 
   async request(req: QboRequest): Promise<unknown> {
     const { config, db, organizationId, limiter } = this.options;
     const baseDelay = this.options.baseDelayMs ?? 250;
     const maxWait = this.options.maxWaitMs ?? 10_000;
     const requestId = req.method === 'POST' ? (req.requestId ?? randomUUID()) : null;
-    let auth = this.auth ?? (await accessToken(db, config, organizationId));
+    let auth = this.auth ?? (await this.token());
     this.auth = auth;
     let refreshedOn401 = false;
     let last: Attempt | null = null;
@@ -74,13 +108,13 @@ export class QboHttp {
       const { status, body } = last;
       const fault = faultOf(body);
       if (status === 401 || (status === 403 && isAuthenticationFault(fault))) {
-        if (refreshedOn401) {
+        if (refreshedOn401 && db) {
           this.auth = null;
           await markNeedsReauth(db, organizationId, 'QuickBooks refused a freshly refreshed access token');
           throw needsReauth(auth.realmId);
         }
         refreshedOn401 = true;
-        auth = await accessToken(db, config, organizationId, { rejected: auth.token });
+        auth = await this.token(auth);
         this.auth = auth;
         attempt--; // the refresh is not a retry
         continue;
@@ -96,7 +130,7 @@ export class QboHttp {
           { message: `status ${status}`, platform: 'qbo' },
         ]);
       }
-      await touchLastSync(db, organizationId).catch(() => {});
+      if (db) await touchLastSync(db, organizationId).catch(() => {});
       return body;
     }
     // Out of attempts.
@@ -114,7 +148,7 @@ export class QboHttp {
   }
 
   private async attempt(
-    auth: { token: string; realmId: string },
+    auth: QboGrant,
     req: QboRequest,
     requestId: string | null,
     limiter: QboLimiter,

@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DomainError } from '@firm/core';
-import { type Db, rowsOf } from '@firm/db';
+import { type Db, pgErrorOf, rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import type { QboConfig } from './config';
-import { exchangeCode, type QboConnection, saveConnection } from './tokens';
+import { QboHttp } from './http';
+import type { QboLimiter } from './limiter';
+import { companyTaken, exchangeCode, type QboConnection, revokeToken, saveConnection } from './tokens';
 
 /** The scope a connection asks Intuit for: the accounting API. */
 export const QBO_SCOPE = 'com.intuit.quickbooks.accounting';
@@ -42,15 +44,48 @@ const badState = () =>
     { field: 'state', message: 'start the connection again' },
   ]);
 
+const notConfirmed = (realmId: string) =>
+  new DomainError('VALIDATION_ERROR', `QuickBooks did not confirm that this authorization reaches company ${realmId}`, [
+    { field: 'realmId', message: 'not a company the authorization was granted for; nothing was connected' },
+  ]);
+
+/**
+ * Asks QBO, with the new access token, for the CompanyInfo of the company the callback names: QBO answers it only to
+ * an authorization granted for that company, so a `realmId` changed on its way back is caught here. Goes through the
+ * same client as every other call (timeouts, retries, the per-company limits, the fixed API base).
+ */
+async function confirmRealm(config: QboConfig, limiter: QboLimiter, token: string, realmId: string): Promise<void> {
+  let body: unknown;
+  try {
+    body = await new QboHttp({ config, limiter, grant: { token, realmId } }).request({
+      method: 'GET',
+      path: `companyinfo/${realmId}`,
+    });
+  } catch (err) {
+    if (err instanceof DomainError && (err.code === 'SERVICE_UNAVAILABLE' || err.code === 'RATE_LIMITED')) {
+      throw new DomainError(
+        'SERVICE_UNAVAILABLE',
+        `QuickBooks did not answer whether this authorization reaches company ${realmId}; nothing was connected`,
+      );
+    }
+    throw notConfirmed(realmId);
+  }
+  const id = (body as { CompanyInfo?: { Id?: unknown } } | null)?.CompanyInfo?.Id;
+  if (String(id) !== realmId) throw notConfirmed(realmId);
+}
+
 /**
  * Finishes a connection from Intuit's callback: spends the `state` (once, atomically; an unknown, expired, replayed
- * or another user's state is refused before any token is asked for), trades the code for tokens, and stores them.
- * `userId` is the signed-in user, when the callback comes through a browser session (null from the CLI's flow, whose
- * state was made without one).
+ * or another user's state is refused before any token is asked for), trades the code for tokens, confirms with them
+ * that they reach the company the callback names, and stores them. When the company is not confirmed or cannot be
+ * stored here (held by another connection, or any other failure), the new authorization is revoked at Intuit and
+ * nothing is stored; the state stays spent. `userId` is the signed-in user, when the callback comes through a browser
+ * session (null from the CLI's flow, whose state was made without one).
  */
 export async function completeAuthorization(
   db: Db,
   config: QboConfig,
+  limiter: QboLimiter,
   input: { state: string; code: string; realmId: string; userId: string | null },
 ): Promise<QboConnection> {
   if (!input.state || !input.code || !/^[0-9]{1,32}$/.test(input.realmId)) {
@@ -72,13 +107,23 @@ export async function completeAuthorization(
       { field: 'code', message: 'expired or already used' },
     ]);
   });
-  return db.transaction((tx) =>
-    saveConnection(tx, config, {
-      organizationId: spent.organization_id,
-      firmId: spent.firm_id,
-      realmId: input.realmId,
-      tokens,
-      userId: spent.user_id,
-    }),
-  );
+  try {
+    await confirmRealm(config, limiter, tokens.accessToken, input.realmId);
+    return await db.transaction((tx) =>
+      saveConnection(tx, config, {
+        organizationId: spent.organization_id,
+        firmId: spent.firm_id,
+        realmId: input.realmId,
+        tokens,
+        userId: spent.user_id,
+      }),
+    );
+  } catch (err) {
+    // The refresh token ends the whole authorization, its access token with it.
+    await revokeToken(config, tokens.refreshToken);
+    const pg = pgErrorOf(err);
+    // Another organization stored the company between our read and our insert.
+    if (pg?.code === '23505' && pg.constraint === 'qbo_connections_realm_key') throw companyTaken(input.realmId);
+    throw err;
+  }
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseSealingKeys } from '@firm/core';
 import { refusal } from '@firm/core/testing';
 import { redisReachable } from '@firm/core/redis-probe';
-import { openDatabase, rowsOf } from '@firm/db';
+import { openDatabase, organizations, rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { createLedgerFixture, type LedgerFixture } from '@firm/ledger/testing';
 import { sql } from 'drizzle-orm';
@@ -28,7 +28,12 @@ let f: LedgerFixture;
 async function connect(organizationId: string, firmId: string, realmId = fake.realmId) {
   const { url } = await startAuthorization(database.db, config, { firmId, organizationId, userId: null });
   const state = new URL(url).searchParams.get('state') as string;
-  return completeAuthorization(database.db, config, { state, code: fake.issueCode(realmId), realmId, userId: null });
+  return completeAuthorization(database.db, config, inProcessLimiter(), {
+    state,
+    code: fake.issueCode(realmId),
+    realmId,
+    userId: null,
+  });
 }
 
 /** Another organization connected to a company of its own. */
@@ -114,7 +119,7 @@ describe('connecting a company', () => {
     const other = await createLedgerFixture(database.db);
     const tokenCalls = () => fake.requests.filter((r) => r.path === '/oauth2/v1/tokens/bearer').length;
     const wrong = await refusal(
-      completeAuthorization(database.db, config, {
+      completeAuthorization(database.db, config, inProcessLimiter(), {
         state: 'forged',
         code: fake.issueCode(),
         realmId: '1',
@@ -130,7 +135,7 @@ describe('connecting a company', () => {
     });
     const state = new URL(url).searchParams.get('state') as string;
     const notYours = await refusal(
-      completeAuthorization(database.db, config, {
+      completeAuthorization(database.db, config, inProcessLimiter(), {
         state,
         code: fake.issueCode(),
         realmId: '1',
@@ -150,10 +155,15 @@ describe('connecting a company', () => {
     const realmId = fake.newRealm();
     const code = fake.issueCode(realmId);
     await expect(
-      completeAuthorization(database.db, config, { state: once, code, realmId, userId: null }),
+      completeAuthorization(database.db, config, inProcessLimiter(), { state: once, code, realmId, userId: null }),
     ).resolves.toMatchObject({ organizationId: other.orgId, realmId });
     const replay = await refusal(
-      completeAuthorization(database.db, config, { state: once, code: fake.issueCode(realmId), realmId, userId: null }),
+      completeAuthorization(database.db, config, inProcessLimiter(), {
+        state: once,
+        code: fake.issueCode(realmId),
+        realmId,
+        userId: null,
+      }),
     );
     expect(replay.code).toBe('VALIDATION_ERROR');
 
@@ -164,14 +174,56 @@ describe('connecting a company', () => {
       userId: null,
     });
     const taken = await refusal(
-      completeAuthorization(database.db, config, {
+      completeAuthorization(database.db, config, inProcessLimiter(), {
         state: new URL(third).searchParams.get('state') as string,
         code: fake.issueCode(realmId),
         realmId,
         userId: null,
       }),
     );
-    expect(taken.code).toBe('CONFLICT');
+    expect(taken.code).toBe('QBO_COMPANY_TAKEN');
+  });
+
+  it('confirms the company with the new token before storing it; one it does not reach is refused and revoked', async () => {
+    const mine = fake.newRealm();
+    const theirs = await another();
+    const fresh = await createLedgerFixture(database.db);
+    const { url } = await startAuthorization(database.db, config, {
+      firmId: fresh.firmId,
+      organizationId: fresh.orgId,
+      userId: null,
+    });
+    const state = new URL(url).searchParams.get('state') as string;
+    const revocations = fake.revocations.length;
+    const refused = await refusal(
+      completeAuthorization(database.db, config, inProcessLimiter(), {
+        state,
+        code: fake.issueCode(mine),
+        realmId: theirs.realmId,
+        userId: null,
+      }),
+    );
+    expect(refused).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [expect.objectContaining({ field: 'realmId' })],
+    });
+    const check = fake.requests.filter((r) => r.path === `/v3/company/${theirs.realmId}/companyinfo/${theirs.realmId}`);
+    expect(check.at(-1)?.query.minorversion).toBe('75');
+    const revoked = fake.revocations.slice(revocations);
+    expect(revoked).toHaveLength(1);
+    expect(fake.isLive(revoked[0] as string)).toBe(false);
+    expect(await stored(fresh.orgId)).toBeUndefined();
+    expect(await stored(theirs.orgId)).toMatchObject({ status: 'connected' });
+    // The state was spent: the same state cannot be tried again with another company id.
+    const replay = await refusal(
+      completeAuthorization(database.db, config, inProcessLimiter(), {
+        state,
+        code: fake.issueCode(mine),
+        realmId: mine,
+        userId: null,
+      }),
+    );
+    expect(replay.details?.[0]?.field).toBe('state');
   });
 
   it('fails closed on a tampered token row: the client needs reauth, nothing is sent', async () => {
@@ -279,11 +331,22 @@ describe('tokens', () => {
     expect(fake.requests.map((r) => r.path)).toEqual(['/v2/oauth2/tokens/revoke']);
     expect((await clientRow(other.orgId))?.status).toBe('disconnected');
     expect((await refusal(accessToken(database.db, config, other.orgId))).code).toBe('CLIENT_NOT_FOUND');
-    // The company can then be connected to another organization, and the first is back on its own books.
-    const next = await createLedgerFixture(database.db);
-    await connect(next.orgId, next.firmId, other.realmId);
+    // Another firm cannot take the company over, even with an authorization that reaches it; it is revoked.
+    const stranger = await createLedgerFixture(database.db);
+    const revocations = fake.revocations.length;
+    expect((await refusal(connect(stranger.orgId, stranger.firmId, other.realmId))).code).toBe('QBO_COMPANY_TAKEN');
+    expect(fake.revocations).toHaveLength(revocations + 1);
+    expect(await stored(stranger.orgId)).toBeUndefined();
+    expect(await stored(other.orgId)).toMatchObject({ realm_id: other.realmId, status: 'disconnected' });
+    // Another organization of the same firm can, and the first is back on its own books.
+    const [next] = await database.db
+      .insert(organizations)
+      .values({ firmId: other.firmId, name: 'Next client' })
+      .returning({ id: organizations.id });
+    const nextId = (next as { id: string }).id;
+    await connect(nextId, other.firmId, other.realmId);
     expect(await clientRow(other.orgId)).toMatchObject({ platform: 'embedded', acct_company_id: other.orgId });
-    expect(await clientRow(next.orgId)).toMatchObject({ platform: 'qbo', acct_company_id: other.realmId });
+    expect(await clientRow(nextId)).toMatchObject({ platform: 'qbo', acct_company_id: other.realmId });
   });
 });
 

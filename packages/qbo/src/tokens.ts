@@ -165,8 +165,19 @@ async function setStatus(db: Executor, organizationId: string, status: Connectio
 }
 
 /**
+ * A company held by another connection. One answer whoever holds it (an organization of this firm or of another,
+ * connected or not), so the refusal says nothing about anyone else's books.
+ */
+export const companyTaken = (realmId: string) =>
+  new DomainError('QBO_COMPANY_TAKEN', `QuickBooks company ${realmId} is held by another connection`, [
+    { field: 'realmId', message: 'it is connected elsewhere; nothing was stored here' },
+  ]);
+
+/**
  * Stores the tokens of a newly authorized company (sealed) and makes the organization a gateway client on QBO with
- * the realm as its company id. A reconnection replaces the tokens and sets the status back to connected.
+ * the realm as its company id. A reconnection replaces the tokens and sets the status back to connected. A company
+ * another organization holds is refused (QBO_COMPANY_TAKEN), unless that organization is of the same firm and has
+ * disconnected it: then it moves here. Another firm's row is never changed, connected or not.
  */
 export async function saveConnection(
   db: Executor,
@@ -174,17 +185,15 @@ export async function saveConnection(
   input: { organizationId: string; firmId: string; realmId: string; tokens: QboTokenSet; userId: string | null },
 ): Promise<QboConnection> {
   const { organizationId, tokens } = input;
-  const [holder] = rowsOf<{ organization_id: string; status: ConnectionStatus }>(
-    await db.execute(sql`select organization_id, status from qbo_connections
+  const [holder] = rowsOf<{ organization_id: string; firm_id: string; status: ConnectionStatus }>(
+    await db.execute(sql`select organization_id, firm_id, status from qbo_connections
       where realm_id = ${input.realmId} and organization_id <> ${organizationId} for update`),
   );
-  if (holder && holder.status !== 'disconnected') {
-    throw new DomainError('CONFLICT', `QuickBooks company ${input.realmId} is connected to another organization`, [
-      { field: 'realmId', message: 'disconnect it there first' },
-    ]);
+  if (holder && (holder.firm_id !== input.firmId || holder.status !== 'disconnected')) {
+    throw companyTaken(input.realmId);
   }
   if (holder) {
-    // A company disconnected from another organization moves here; that organization is back on its own books.
+    // A company one of the firm's organizations disconnected moves here; that organization is back on its own books.
     await db.execute(sql`delete from qbo_connections where organization_id = ${holder.organization_id}`);
     await db.execute(sql`update acct_clients set platform = 'embedded', acct_company_id = organization_id::text,
       status = 'connected', updated_at = now() where organization_id = ${holder.organization_id}`);

@@ -182,12 +182,18 @@ export const qboCallbackRoutes: FastifyPluginAsyncTypebox = async (app) => {
           summary: "Intuit's redirect after consent (QBO_REDIRECT_URI)",
           description:
             "Finishes a connection: checks the one-time state (unknown, expired, replayed or another user's: 400, " +
-            "nothing written), trades Intuit's code for tokens, stores them encrypted, and shows the result.",
+            "nothing written), trades Intuit's code for tokens, reads companyinfo/{realmId} with the new token to " +
+            'confirm that it reaches the company the callback names, stores the tokens encrypted, and shows the ' +
+            'result. When the company is not confirmed (400) or is held by another connection (409), the new ' +
+            'authorization is revoked at Intuit and nothing is stored.',
           querystring: CallbackQuery,
           response: {
             200: HtmlPage('Connected.'),
-            400: HtmlPage('Not connected: a bad or replayed state, a refused code, or the user declined.'),
-            409: HtmlPage('Not connected: the company is connected to another organization.'),
+            400: HtmlPage(
+              'Not connected: a bad or replayed state, a refused code, a company the authorization does not reach, ' +
+                'or the user declined.',
+            ),
+            409: HtmlPage('Not connected: the company is held by another connection (QBO_COMPANY_TAKEN).'),
             503: HtmlPage('QuickBooks is not configured, or Intuit did not answer.'),
           },
         },
@@ -205,7 +211,7 @@ export const qboCallbackRoutes: FastifyPluginAsyncTypebox = async (app) => {
           );
         }
         const session = await getSession(request);
-        const connection = await completeAuthorization(db(), config, {
+        const connection = await completeAuthorization(db(), config, app.qbo.limiter, {
           state: q.state ?? '',
           code: q.code ?? '',
           realmId: q.realmId ?? '',

@@ -1,4 +1,5 @@
 import { rowsOf } from '@firm/db';
+import { createLedgerFixture } from '@firm/ledger/testing';
 import { FakeQbo } from '@firm/qbo/testing/fake-qbo';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,10 +26,10 @@ afterAll(async () => {
 
 const csrfOf = async (jar: CookieJar) =>
   (await t.app.inject({ method: 'GET', url: '/api/session', headers: jar.header() })).json().csrfToken as string;
-const asUser = async (jar: CookieJar) => ({
+const asUser = async (jar: CookieJar, organizationId = t.orgId) => ({
   ...jar.header(),
   'x-csrf-token': await csrfOf(jar),
-  'x-organization-id': t.orgId,
+  'x-organization-id': organizationId,
 });
 const start = async (headers: Record<string, string>) =>
   t.app.inject({ method: 'POST', url: '/api/v1/qbo/connection', headers });
@@ -42,6 +43,23 @@ const callback = (query: Record<string, string>, jar?: CookieJar) =>
 const client = () => `/agent/v1/acct/clients/${t.orgId}`;
 const connectionRows = async () =>
   rowsOf(await t.database.db.execute(sql`select * from qbo_connections where organization_id = ${t.orgId}`));
+const realmRows = async (realmId: string) =>
+  rowsOf<Record<string, unknown>>(
+    await t.database.db.execute(sql`select organization_id, firm_id, realm_id, status, version, access_token
+      from qbo_connections where realm_id = ${realmId}`),
+  );
+/** Starts a connection as `jar` for `organizationId` and comes back from Intuit with `code` and `realmId`. */
+async function connectAs(jar: CookieJar, organizationId: string, code: string, realmId: string) {
+  const started = await start(await asUser(jar, organizationId));
+  expect(started.statusCode).toBe(201);
+  return callback({ state: stateOf(started.json().data.authorizationUrl), code, realmId }, jar);
+}
+/** The tokens revoked at Intuit while `run` ran. */
+async function revokedDuring(run: () => Promise<unknown>): Promise<string[]> {
+  const before = fake.revocations.length;
+  await run();
+  return fake.revocations.slice(before);
+}
 
 describe('connecting a client to QuickBooks Online', () => {
   it("refuses members, and a callback with a forged, replayed or another user's state, writing nothing", async () => {
@@ -73,6 +91,14 @@ describe('connecting a client to QuickBooks Online', () => {
     const done = await callback({ state, code: fake.issueCode(), realmId: fake.realmId }, owner);
     expect(done.statusCode).toBe(200);
     expect(done.body).toContain('QuickBooks connected');
+    // The company was confirmed with the new token before anything was stored.
+    expect(fake.requests).toContainEqual(
+      expect.objectContaining({
+        method: 'GET',
+        path: `/v3/company/${fake.realmId}/companyinfo/${fake.realmId}`,
+        query: expect.objectContaining({ minorversion: expect.any(String) }),
+      }),
+    );
     const replay = await callback({ state, code: fake.issueCode(), realmId: fake.realmId }, owner);
     expect(replay.statusCode).toBe(400);
 
@@ -197,6 +223,105 @@ describe('connecting a client to QuickBooks Online', () => {
     expect(gone.statusCode).toBe(200);
     expect(gone.json().data.connection.status).toBe('disconnected');
     expect(fake.requests.at(-1)?.path).toBe('/v2/oauth2/tokens/revoke');
+  });
+});
+
+describe("claiming another firm's QuickBooks company", () => {
+  let firmB: { firmId: string; orgId: string; owner: CookieJar };
+  let realmA: string;
+  let realmB: string;
+  /** An organization of the demo firm (A) that is not connected yet. */
+  const orgA = () => t.demo.organizations[1]?.id as string;
+
+  beforeAll(async () => {
+    const b = await createLedgerFixture(t.database.db);
+    await addUser(t.database.db, b.firmId, 'owner', 'owner@firm-b.test');
+    firmB = { firmId: b.firmId, orgId: b.orgId, owner: await signIn(t.app, 'owner@firm-b.test') };
+    realmA = fake.newRealm();
+    realmB = fake.newRealm();
+  });
+
+  it("refuses A's own authorization sent back with B's company id: nothing stored, the tokens revoked", async () => {
+    let page: Awaited<ReturnType<typeof callback>> | undefined;
+    const revoked = await revokedDuring(async () => {
+      page = await connectAs(owner, orgA(), fake.issueCode(realmA), realmB);
+    });
+    expect(page?.statusCode).toBe(400);
+    expect(page?.headers['content-type']).toMatch(/text\/html/);
+    expect(page?.body).toContain('did not confirm');
+    expect(fake.requests).toContainEqual(
+      expect.objectContaining({ path: `/v3/company/${realmB}/companyinfo/${realmB}` }),
+    );
+    expect(revoked).toHaveLength(1);
+    expect(fake.isLive(revoked[0] as string)).toBe(false);
+    expect(await realmRows(realmB)).toEqual([]);
+    expect(await realmRows(realmA)).toEqual([]);
+
+    // B, whose company it is, then connects it.
+    const own = await connectAs(firmB.owner, firmB.orgId, fake.issueCode(realmB), realmB);
+    expect(own.statusCode).toBe(200);
+    expect(await realmRows(realmB)).toEqual([
+      expect.objectContaining({ organization_id: firmB.orgId, firm_id: firmB.firmId, status: 'connected' }),
+    ]);
+
+    // Against B's live connection, the same trick is refused the same way, and B's row is untouched.
+    const [before] = await realmRows(realmB);
+    const again = await connectAs(owner, orgA(), fake.issueCode(realmA), realmB);
+    expect(again.statusCode).toBe(400);
+    expect(await realmRows(realmB)).toEqual([before]);
+  });
+
+  it("refuses a company B holds even with an authorization that reaches it, without naming B; B's row is intact", async () => {
+    const [before] = await realmRows(realmB);
+    expect(before).toMatchObject({ organization_id: firmB.orgId, status: 'connected' });
+    let page: Awaited<ReturnType<typeof callback>> | undefined;
+    const revoked = await revokedDuring(async () => {
+      page = await connectAs(owner, orgA(), fake.issueCode(realmB), realmB);
+    });
+    expect(page?.statusCode).toBe(409);
+    expect(page?.body).toContain('held by another connection');
+    expect(page?.body).not.toContain(firmB.orgId);
+    expect(page?.body).not.toContain(firmB.firmId);
+    expect(revoked).toHaveLength(1);
+    expect(fake.isLive(revoked[0] as string)).toBe(false);
+    expect(await realmRows(realmB)).toEqual([before]);
+  });
+
+  it("never takes over or deletes B's disconnected row; B reconnects it", async () => {
+    const gone = await t.app.inject({
+      method: 'DELETE',
+      url: '/api/v1/qbo/connection',
+      headers: await asUser(firmB.owner, firmB.orgId),
+    });
+    expect(gone.statusCode).toBe(200);
+    const [disconnected] = await realmRows(realmB);
+    expect(disconnected).toMatchObject({ organization_id: firmB.orgId, status: 'disconnected' });
+
+    // With A's own authorization and B's company id, and with one that reaches B's company: both refused.
+    const forged = await connectAs(owner, orgA(), fake.issueCode(realmA), realmB);
+    expect(forged.statusCode).toBe(400);
+    let claim: Awaited<ReturnType<typeof callback>> | undefined;
+    const revoked = await revokedDuring(async () => {
+      claim = await connectAs(owner, orgA(), fake.issueCode(realmB), realmB);
+    });
+    expect(claim?.statusCode).toBe(409);
+    expect(claim?.body).toContain('held by another connection');
+    expect(revoked).toHaveLength(1);
+    expect(await realmRows(realmB)).toEqual([disconnected]);
+    const clientB = rowsOf(
+      await t.database.db.execute(sql`select platform, acct_company_id from acct_clients
+        where organization_id = ${firmB.orgId}`),
+    );
+    expect(clientB).toEqual([{ platform: 'qbo', acct_company_id: realmB }]);
+    expect(
+      rowsOf(await t.database.db.execute(sql`select 1 from qbo_connections where organization_id = ${orgA()}`)),
+    ).toEqual([]);
+
+    const back = await connectAs(firmB.owner, firmB.orgId, fake.issueCode(realmB), realmB);
+    expect(back.statusCode).toBe(200);
+    expect(await realmRows(realmB)).toEqual([
+      expect.objectContaining({ organization_id: firmB.orgId, firm_id: firmB.firmId, status: 'connected' }),
+    ]);
   });
 });
 
