@@ -8,12 +8,14 @@ import {
   organizations,
   pgErrorOf,
   purgeExpiredIdempotencyKeys,
+  users,
 } from '@firm/db';
 import { DEMO_FIRM_SLUG, DEMO_OWNER_EMAIL, seedDemo } from '@firm/demo';
 import { type AuditTrail, type ChainReport, verifyAuditChains } from '@firm/gateway';
 import {
   USER_ROLES,
   type UserRole,
+  canApproveApps,
   createApiKey,
   createFirm,
   createOAuthClient,
@@ -25,7 +27,7 @@ import {
   revokeOAuthClient,
 } from '@firm/identity';
 import { disconnect, listConnections, type QboConfig, type QboConnection, startAuthorization } from '@firm/qbo';
-import { asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 
 export interface Io {
   out: (text: string) => void;
@@ -96,6 +98,18 @@ async function firmOfOrganization(database: Database, organizationId: string): P
   return firmId;
 }
 
+/** The owner or admin of the firm with this email: the person a QuickBooks connection is bound to. */
+async function firmManager(database: Database, firmId: string, email: string): Promise<string> {
+  const [user] = await database.db
+    .select({ id: users.id, role: users.role })
+    .from(users)
+    .where(and(eq(users.firmId, firmId), eq(users.email, email.trim().toLowerCase())))
+    .limit(1);
+  if (!user) throw new CliError(`no user ${email} in the firm of this organization`);
+  if (!canApproveApps(user.role)) throw new CliError(`${email} is not an owner or admin of the firm`);
+  return user.id;
+}
+
 async function syncAndPrint(run: Run, organizationId: string, firmId: string, feedId: string): Promise<number> {
   const banking = run.banking as BankingDeps;
   const ctx = { firmId, actor: { kind: 'cli', id: 'operator' } };
@@ -124,22 +138,25 @@ function requireBanking(run: Run): BankingDeps {
 const COMMANDS: Command[] = [
   {
     name: ['qbo', 'connect'],
-    options: { ...json, organization: { type: 'string' } },
-    synopsis: '--organization ID [--json]',
+    options: { ...json, organization: { type: 'string' }, user: { type: 'string' } },
+    synopsis: '--organization ID --user EMAIL [--json]',
     summary: 'start connecting an organization to a QuickBooks Online company',
     help:
       "Prints Intuit's authorization URL as the last line: open it, sign in to Intuit and pick the company. Intuit\n" +
       "then sends the browser to QBO_REDIRECT_URI (the API's /api/qbo/callback), which finishes the connection.\n" +
-      'The URL is valid for 15 minutes, once.',
+      'The URL is valid for 15 minutes, once, and only in a browser signed in (at /login) as --user, an owner or\n' +
+      "admin of the organization's firm.",
     async run(run) {
       const config = requireQbo(run);
       const organizationId = uuid(run.values.organization, '--organization');
+      if (typeof run.values.user !== 'string') throw new UsageError('qbo connect needs --user EMAIL');
       const firmId = await firmOfOrganization(run.database, organizationId);
-      const started = await startAuthorization(run.database.db, config, { firmId, organizationId, userId: null });
+      const userId = await firmManager(run.database, firmId, run.values.user);
+      const started = await startAuthorization(run.database.db, config, { firmId, organizationId, userId });
       run.print(
         { authorizationUrl: started.url, expiresAt: started.expiresAt.toISOString() },
         [
-          `open this URL to connect ${organizationId} (valid until ${started.expiresAt.toISOString()}):`,
+          `open this URL signed in as ${run.values.user} to connect ${organizationId} (valid until ${started.expiresAt.toISOString()}):`,
           started.url,
         ].join('\n'),
       );

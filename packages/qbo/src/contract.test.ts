@@ -9,6 +9,7 @@ import { QboHttp } from './http';
 import { inProcessLimiter } from './limiter';
 import { completeAuthorization, startAuthorization } from './oauth';
 import { FakeQbo } from './testing/fake-qbo';
+import { addFirmOwner } from './testing/people';
 
 /**
  * One contract, both adapters: the gateway's routes do not know which platform they reach, so the embedded books and
@@ -36,16 +37,17 @@ beforeAll(async () => {
   await fake.start();
   const config = qboConfigFrom(fake.env()) as QboConfig;
   const f = await createLedgerFixture(database.db);
+  const userId = await addFirmOwner(database.db, f.firmId);
   const { url } = await startAuthorization(database.db, config, {
     firmId: f.firmId,
     organizationId: f.orgId,
-    userId: null,
+    userId,
   });
   await completeAuthorization(database.db, config, inProcessLimiter(), {
     state: new URL(url).searchParams.get('state') as string,
     code: fake.issueCode(),
     realmId: fake.realmId,
-    userId: null,
+    userId,
   });
   const http = new QboHttp({
     config,

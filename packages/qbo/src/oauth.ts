@@ -15,12 +15,13 @@ const hashState = (state: string) => createHash('sha256').update(state).digest('
 
 /**
  * Starts connecting an organization to a QBO company: a one-time `state` (only its hash is stored) bound to the firm,
- * the organization and the user who asked, and Intuit's authorization URL carrying it.
+ * the organization and the person who asked, and Intuit's authorization URL carrying it. Every state has its person:
+ * only that person's browser session can finish it.
  */
 export async function startAuthorization(
   db: Db,
   config: QboConfig,
-  input: { firmId: string; organizationId: string; userId: string | null },
+  input: { firmId: string; organizationId: string; userId: string },
 ): Promise<{ url: string; expiresAt: Date }> {
   const state = randomBytes(32).toString('base64url');
   const [row] = rowsOf<{ expires_at: Date | string }>(
@@ -41,7 +42,7 @@ export async function startAuthorization(
 
 const badState = () =>
   new DomainError('VALIDATION_ERROR', 'the authorization state is unknown, expired, already used or not yours', [
-    { field: 'state', message: 'start the connection again' },
+    { field: 'state', message: 'start the connection again, signed in as the person who finishes it' },
   ]);
 
 const notConfirmed = (realmId: string) =>
@@ -79,25 +80,25 @@ async function confirmRealm(config: QboConfig, limiter: QboLimiter, token: strin
  * or another user's state is refused before any token is asked for), trades the code for tokens, confirms with them
  * that they reach the company the callback names, and stores them. When the company is not confirmed or cannot be
  * stored here (held by another connection, or any other failure), the new authorization is revoked at Intuit and
- * nothing is stored; the state stays spent. `userId` is the signed-in user, when the callback comes through a browser
- * session (null from the CLI's flow, whose state was made without one).
+ * nothing is stored; the state stays spent. `userId` is the signed-in user of the browser the callback came through:
+ * a state is spent only by the person it was made for, and is left as it is for anyone else.
  */
 export async function completeAuthorization(
   db: Db,
   config: QboConfig,
   limiter: QboLimiter,
-  input: { state: string; code: string; realmId: string; userId: string | null },
+  input: { state: string; code: string; realmId: string; userId: string },
 ): Promise<QboConnection> {
   if (!input.state || !input.code || !/^[0-9]{1,32}$/.test(input.realmId)) {
     throw new DomainError('VALIDATION_ERROR', 'the callback needs state, code and realmId (digits)', [
       { field: !input.state ? 'state' : !input.code ? 'code' : 'realmId', message: 'missing or malformed' },
     ]);
   }
-  const [spent] = rowsOf<{ firm_id: string; organization_id: string; user_id: string | null }>(
+  const [spent] = rowsOf<{ firm_id: string; organization_id: string; user_id: string }>(
     await db.execute(sql`
       update qbo_oauth_states set used_at = now()
       where state_hash = ${hashState(input.state)} and used_at is null and expires_at > now()
-        and (user_id is null or user_id = ${input.userId}::uuid)
+        and user_id = ${input.userId}::uuid
       returning firm_id, organization_id, user_id`),
   );
   if (!spent) throw badState();

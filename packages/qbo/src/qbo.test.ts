@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseSealingKeys } from '@firm/core';
 import { refusal } from '@firm/core/testing';
 import { redisReachable } from '@firm/core/redis-probe';
-import { openDatabase, organizations, rowsOf } from '@firm/db';
+import { openDatabase, organizations, pgErrorOf, rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { createLedgerFixture, type LedgerFixture } from '@firm/ledger/testing';
 import { sql } from 'drizzle-orm';
@@ -15,6 +15,7 @@ import { QboHttp } from './http';
 import { inProcessLimiter, redisLimiter } from './limiter';
 import { completeAuthorization, startAuthorization } from './oauth';
 import { FakeQbo } from './testing/fake-qbo';
+import { addFirmOwner } from './testing/people';
 import { accessToken, disconnect, getConnection, resealTokens } from './tokens';
 
 const hasRedis = await redisReachable();
@@ -24,15 +25,21 @@ let fake: FakeQbo;
 let config: QboConfig;
 let f: LedgerFixture;
 
+/** Begins a connection as a new owner of the firm: the URL, its state and the person it is bound to. */
+async function begin(organizationId: string, firmId: string) {
+  const userId = await addFirmOwner(database.db, firmId);
+  const { url } = await startAuthorization(database.db, config, { firmId, organizationId, userId });
+  return { url, state: new URL(url).searchParams.get('state') as string, userId };
+}
+
 /** Connects `organizationId` to a fake company through the authorization flow, as the callback would. */
 async function connect(organizationId: string, firmId: string, realmId = fake.realmId) {
-  const { url } = await startAuthorization(database.db, config, { firmId, organizationId, userId: null });
-  const state = new URL(url).searchParams.get('state') as string;
+  const { state, userId } = await begin(organizationId, firmId);
   return completeAuthorization(database.db, config, inProcessLimiter(), {
     state,
     code: fake.issueCode(realmId),
     realmId,
-    userId: null,
+    userId,
   });
 }
 
@@ -99,11 +106,7 @@ describe('connecting a company', () => {
   });
 
   it('asks Intuit for the accounting scope with a one-time state', async () => {
-    const { url } = await startAuthorization(database.db, config, {
-      firmId: f.firmId,
-      organizationId: f.orgId,
-      userId: null,
-    });
+    const { url } = await begin(f.orgId, f.firmId);
     const u = new URL(url);
     expect(u.origin + u.pathname).toBe(`${fake.base}/connect/oauth2`);
     expect(Object.fromEntries(u.searchParams)).toMatchObject({
@@ -123,84 +126,79 @@ describe('connecting a company', () => {
         state: 'forged',
         code: fake.issueCode(),
         realmId: '1',
-        userId: null,
+        userId: await addFirmOwner(database.db, other.firmId),
       }),
     );
     expect(wrong.code).toBe('VALIDATION_ERROR');
 
-    const { url } = await startAuthorization(database.db, config, {
-      firmId: other.firmId,
-      organizationId: other.orgId,
-      userId: '00000000-0000-4000-8000-000000000001',
-    });
-    const state = new URL(url).searchParams.get('state') as string;
+    const { state } = await begin(other.orgId, other.firmId);
     const notYours = await refusal(
       completeAuthorization(database.db, config, inProcessLimiter(), {
         state,
         code: fake.issueCode(),
         realmId: '1',
-        userId: '00000000-0000-4000-8000-000000000002',
+        userId: await addFirmOwner(database.db, other.firmId),
       }),
     );
     expect(notYours.code).toBe('VALIDATION_ERROR');
     expect(tokenCalls()).toBe(0);
     expect(await getConnection(database.db, other.orgId)).toBeNull();
 
-    const { url: again } = await startAuthorization(database.db, config, {
-      firmId: other.firmId,
-      organizationId: other.orgId,
-      userId: null,
-    });
-    const once = new URL(again).searchParams.get('state') as string;
+    const { state: once, userId } = await begin(other.orgId, other.firmId);
     const realmId = fake.newRealm();
     const code = fake.issueCode(realmId);
     await expect(
-      completeAuthorization(database.db, config, inProcessLimiter(), { state: once, code, realmId, userId: null }),
+      completeAuthorization(database.db, config, inProcessLimiter(), { state: once, code, realmId, userId }),
     ).resolves.toMatchObject({ organizationId: other.orgId, realmId });
     const replay = await refusal(
       completeAuthorization(database.db, config, inProcessLimiter(), {
         state: once,
         code: fake.issueCode(realmId),
         realmId,
-        userId: null,
+        userId,
       }),
     );
     expect(replay.code).toBe('VALIDATION_ERROR');
 
     // A company connected to one organization cannot be taken by another.
-    const { url: third } = await startAuthorization(database.db, config, {
-      firmId: f.firmId,
-      organizationId: (await createLedgerFixture(database.db)).orgId,
-      userId: null,
-    });
+    const third = await begin((await createLedgerFixture(database.db)).orgId, f.firmId);
     const taken = await refusal(
       completeAuthorization(database.db, config, inProcessLimiter(), {
-        state: new URL(third).searchParams.get('state') as string,
+        state: third.state,
         code: fake.issueCode(realmId),
         realmId,
-        userId: null,
+        userId: third.userId,
       }),
     );
     expect(taken.code).toBe('QBO_COMPANY_TAKEN');
+  });
+
+  it('keeps no state without its person, even written by hand', async () => {
+    const write = database.db
+      .execute(sql`insert into qbo_oauth_states (state_hash, firm_id, organization_id, expires_at)
+      values ('by-hand', ${f.firmId}, ${f.orgId}, now() + interval '15 minutes')`);
+    expect(
+      pgErrorOf(
+        await write.then(
+          () => null,
+          (err: unknown) => err,
+        ),
+      )?.code,
+    ).toBe('23502');
   });
 
   it('confirms the company with the new token before storing it; one it does not reach is refused and revoked', async () => {
     const mine = fake.newRealm();
     const theirs = await another();
     const fresh = await createLedgerFixture(database.db);
-    const { url } = await startAuthorization(database.db, config, {
-      firmId: fresh.firmId,
-      organizationId: fresh.orgId,
-      userId: null,
-    });
-    const state = new URL(url).searchParams.get('state') as string;
+    const { state, userId } = await begin(fresh.orgId, fresh.firmId);
     const revocations = fake.revocations.length;
     const refused = await refusal(
       completeAuthorization(database.db, config, inProcessLimiter(), {
         state,
         code: fake.issueCode(mine),
         realmId: theirs.realmId,
-        userId: null,
+        userId,
       }),
     );
     expect(refused).toMatchObject({
@@ -220,7 +218,7 @@ describe('connecting a company', () => {
         state,
         code: fake.issueCode(mine),
         realmId: mine,
-        userId: null,
+        userId,
       }),
     );
     expect(replay.details?.[0]?.field).toBe('state');

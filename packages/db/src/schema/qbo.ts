@@ -1,5 +1,5 @@
 import { integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { firms } from './firms';
+import { firms, users } from './firms';
 import { organizations } from './organizations';
 
 /**
@@ -28,7 +28,10 @@ export const qboConnections = pgTable('qbo_connections', {
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
-/** An authorization under way: the hash of its `state`, bound to the user who started it, used once. */
+/**
+ * An authorization under way: the hash of its `state`, bound to the person who started it (only that person's browser
+ * session finishes it), used once.
+ */
 export const qboOauthStates = pgTable('qbo_oauth_states', {
   stateHash: text('state_hash').primaryKey(),
   firmId: uuid('firm_id')
@@ -37,7 +40,9 @@ export const qboOauthStates = pgTable('qbo_oauth_states', {
   organizationId: uuid('organization_id')
     .notNull()
     .references(() => organizations.id),
-  userId: uuid('user_id'),
+  userId: uuid('user_id')
+    .notNull()
+    .references(() => users.id),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   usedAt: timestamp('used_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

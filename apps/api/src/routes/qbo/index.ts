@@ -46,6 +46,14 @@ const CallbackQuery = Type.Object(
   { additionalProperties: true },
 );
 
+/** A browser connection is finished by the person who began it, so only a credential with a person can begin one. */
+const personRequired = () =>
+  new DomainError(
+    'FORBIDDEN',
+    'connecting a QuickBooks company is begun by a person, whose browser session finishes it: sign in as a firm ' +
+      'owner or admin, or use a key one of them made; an operator key (made without a user) cannot',
+  );
+
 const notConfigured = () =>
   new DomainError('SERVICE_UNAVAILABLE', 'QuickBooks Online is not configured in this deployment (QBO_CLIENT_ID)');
 
@@ -79,7 +87,9 @@ export const qboRoutes: FastifyPluginAsyncTypebox = async (app) => {
           "Answers Intuit's authorization URL for this organization: open it in a browser, sign in to Intuit and pick " +
           "the company; Intuit then sends the browser to QBO_REDIRECT_URI (this service's /api/qbo/callback), " +
           'which finishes the connection. The URL carries a one-time state, valid 15 minutes and bound to the ' +
-          'signed-in user who asked. Owners and admins only. 503 when QuickBooks is not configured.',
+          "person who asked: the signed-in user, or the user who made the key. Only that person's browser session " +
+          'can finish it. Owners and admins only; an operator key (made without a user) is refused, 403 FORBIDDEN. ' +
+          '503 when QuickBooks is not configured.',
         response: {
           201: Type.Object({
             data: Type.Object({
@@ -93,11 +103,13 @@ export const qboRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       await requireFirmManager(request, "connect a client's QuickBooks company");
+      const { userId } = request.credential;
+      if (!userId) throw personRequired();
       const { config } = qbo();
       const started = await startAuthorization(db(), config, {
         firmId: request.credential.firmId,
         organizationId: request.organization.id,
-        userId: request.credential.userId ?? null,
+        userId,
       });
       return reply
         .code(201)
@@ -181,7 +193,8 @@ export const qboCallbackRoutes: FastifyPluginAsyncTypebox = async (app) => {
           tags,
           summary: "Intuit's redirect after consent (QBO_REDIRECT_URI)",
           description:
-            "Finishes a connection: checks the one-time state (unknown, expired, replayed or another user's: 400, " +
+            'Finishes a connection in the browser session of the person who began it (without a session: 401, the ' +
+            "state left as it is). Checks the one-time state (unknown, expired, replayed or another user's: 400, " +
             "nothing written), trades Intuit's code for tokens, reads companyinfo/{realmId} with the new token to " +
             'confirm that it reaches the company the callback names, stores the tokens encrypted, and shows the ' +
             'result. When the company is not confirmed (400) or is held by another connection (409), the new ' +
@@ -189,6 +202,7 @@ export const qboCallbackRoutes: FastifyPluginAsyncTypebox = async (app) => {
           querystring: CallbackQuery,
           response: {
             200: HtmlPage('Connected.'),
+            401: HtmlPage('Not connected: nobody is signed in in this browser.'),
             400: HtmlPage(
               'Not connected: a bad or replayed state, a refused code, a company the authorization does not reach, ' +
                 'or the user declined.',
@@ -211,11 +225,18 @@ export const qboCallbackRoutes: FastifyPluginAsyncTypebox = async (app) => {
           );
         }
         const session = await getSession(request);
+        if (!session) {
+          // The state is left unspent: the person it was made for can sign in and come back to this address.
+          throw new DomainError(
+            'UNAUTHENTICATED',
+            'sign in, in this browser, as the person who began the connection, then open this address again',
+          );
+        }
         const connection = await completeAuthorization(db(), config, app.qbo.limiter, {
           state: q.state ?? '',
           code: q.code ?? '',
           realmId: q.realmId ?? '',
-          userId: session?.user.id ?? null,
+          userId: session.user.id,
         });
         return sendPage(
           reply,

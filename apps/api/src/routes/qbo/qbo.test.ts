@@ -1,4 +1,5 @@
 import { rowsOf } from '@firm/db';
+import { createApiKey } from '@firm/identity';
 import { createLedgerFixture } from '@firm/ledger/testing';
 import { FakeQbo } from '@firm/qbo/testing/fake-qbo';
 import { sql } from 'drizzle-orm';
@@ -76,7 +77,7 @@ describe('connecting a client to QuickBooks Online', () => {
     const stolen = await callback({ state, code: fake.issueCode(), realmId: fake.realmId }, member);
     expect(stolen.statusCode).toBe(400);
     const anonymous = await callback({ state, code: fake.issueCode(), realmId: fake.realmId });
-    expect(anonymous.statusCode).toBe(400);
+    expect(anonymous.statusCode).toBe(401);
     const declined = await callback({ error: 'access_denied', state });
     expect(declined.statusCode).toBe(400);
     expect(await connectionRows()).toHaveLength(0);
@@ -321,6 +322,50 @@ describe("claiming another firm's QuickBooks company", () => {
     expect(back.statusCode).toBe(200);
     expect(await realmRows(realmB)).toEqual([
       expect.objectContaining({ organization_id: firmB.orgId, firm_id: firmB.firmId, status: 'connected' }),
+    ]);
+  });
+});
+
+describe('a connection is begun and finished by one person', () => {
+  const org = () => t.demo.organizations[1]?.id as string;
+  const states = async () =>
+    Number(
+      rowsOf<{ n: number }>(await t.database.db.execute(sql`select count(*)::int as n from qbo_oauth_states`))[0]?.n,
+    );
+
+  it('refuses an operator key (made without a user), writing no state', async () => {
+    const { key } = await createApiKey(t.database.db, { firmId: t.demo.firmId, name: 'Operator key' });
+    const before = await states();
+    const res = await start({ authorization: `Bearer ${key}`, 'x-organization-id': org() });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().error).toMatchObject({ code: 'FORBIDDEN', retryable: false, requestId: expect.any(String) });
+    expect(res.json().error.message).toMatch(/begun by a person/);
+    expect(await states()).toBe(before);
+  });
+
+  it("binds a key's state to the user who made the key: no session is refused and leaves it, another user's too", async () => {
+    // The demo key was made by the demo owner.
+    const res = await start({ ...t.auth, 'x-organization-id': org() });
+    expect(res.statusCode).toBe(201);
+    const state = stateOf(res.json().data.authorizationUrl);
+    const realmId = fake.newRealm();
+    const tokenCalls = () => fake.requests.filter((r) => r.path === '/oauth2/v1/tokens/bearer').length;
+    const calls = tokenCalls();
+
+    const anonymous = await callback({ state, code: fake.issueCode(realmId), realmId });
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.headers['content-type']).toMatch(/text\/html/);
+    expect(anonymous.body).toContain('sign in');
+    const stranger = await callback({ state, code: fake.issueCode(realmId), realmId }, member);
+    expect(stranger.statusCode).toBe(400);
+    expect(tokenCalls()).toBe(calls);
+    expect(await realmRows(realmId)).toEqual([]);
+
+    // The state was left as it was: its person finishes it.
+    const done = await callback({ state, code: fake.issueCode(realmId), realmId }, owner);
+    expect(done.statusCode).toBe(200);
+    expect(await realmRows(realmId)).toEqual([
+      expect.objectContaining({ organization_id: org(), status: 'connected' }),
     ]);
   });
 });
