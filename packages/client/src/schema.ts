@@ -5938,17 +5938,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error */
-        Error2: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/pdf": components["schemas"]["Error"];
-                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": components["schemas"]["Error"];
-                "text/csv; charset=utf-8": components["schemas"]["Error"];
-            };
-        };
         /** @description RATE_LIMITED: the credential already runs EXPORTS_PER_CREDENTIAL exports at once, or the process EXPORTS_PER_PROCESS, or the credential went over its request rate limit. Retry after Retry-After seconds. */
         ErrorRetryAfter: {
             headers: {
@@ -11795,14 +11784,14 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["Error2"];
-            401: components["responses"]["Error2"];
-            403: components["responses"]["Error2"];
-            404: components["responses"]["Error2"];
-            422: components["responses"]["Error2"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["ErrorRetryAfter"];
-            500: components["responses"]["Error2"];
-            503: components["responses"]["Error2"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReportsFinancialPacket: {

@@ -117,6 +117,33 @@ describe('GET /api/openapi.json', () => {
     expect((doc as unknown as { servers: { url: string }[] }).servers.map((s) => s.url)).toEqual(['/', '/agent/v1']);
   });
 
+  it('declares every error of the JSON APIs as application/json, file downloads included', () => {
+    const components = (doc as unknown as { components: { responses: Record<string, Response> } }).components;
+    type Response = { $ref?: string; content?: Record<string, { schema?: { $ref?: string } }> };
+    const resolve = (r: Response): Response =>
+      r.$ref ? resolve(components.responses[r.$ref.split('/').pop() as string] as Response) : r;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      if (!path.startsWith('/api/v1') && !path.startsWith('/agent/v1')) continue;
+      for (const [method, op] of Object.entries(ops)) {
+        for (const [status, response] of Object.entries(op.responses as Record<string, Response>)) {
+          if (Number(status) < 400) continue;
+          const content = resolve(response).content ?? {};
+          expect(Object.keys(content), `${method} ${path} ${status}`).toEqual(['application/json']);
+          expect(content['application/json']?.schema, `${method} ${path} ${status}`).toEqual({
+            $ref: '#/components/schemas/Error',
+          });
+        }
+      }
+    }
+    // The export's file stays a file.
+    const file = resolve(doc.paths['/api/v1/reports/export']?.get?.responses['200'] as Response);
+    expect(Object.keys(file.content ?? {})).toEqual([
+      'application/pdf',
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      'text/csv',
+    ]);
+  });
+
   it('passes Redocly’s recommended rules with no error', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'openapi-'));
     try {

@@ -173,7 +173,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'the general-ledger JSON report counts too) at once, and each server process EXPORTS_PER_PROCESS (4) ' +
           'whoever asks: beyond either, 429 RATE_LIMITED with Retry-After.',
         querystring: ExportQuery,
-        produces: Object.values(FORMATS),
+        // The file types are the 200's alone: a refusal is JSON in the error shape, as on every route.
         response: {
           200: {
             description: 'The file',
