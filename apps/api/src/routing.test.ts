@@ -40,6 +40,17 @@ describe('routing answers in the documented shape', () => {
     expect(get.headers.allow).toBe('POST');
   });
 
+  it('ignores query parameters a route does not know, on the partner API, the gateway and the export alike', async () => {
+    for (const url of [
+      '/api/v1/accounts?minorversion=75',
+      `/agent/v1/acct/clients/${t.orgId}/customers?minorversion=75`,
+      '/api/v1/reports/export?report=trial-balance&format=csv&minorversion=75',
+    ]) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { ...t.auth, 'x-organization-id': t.orgId } });
+      expect(res.statusCode, `${url}: ${res.body}`).toBe(200);
+    }
+  });
+
   it('still routes the looser route’s own paths to it', async () => {
     expect((await call('GET', `/agent/v1/acct/clients/${t.orgId}/customers`)).statusCode).toBe(200);
     const webhook = await call('PATCH', '/api/v1/webhooks/0190a5f4-0000-7000-8000-000000000000');

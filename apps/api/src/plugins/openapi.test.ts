@@ -4,8 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import Fastify from 'fastify';
+import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../testing';
+import { openapiPlugin } from './openapi';
 
 let t: TestApp;
 let doc: {
@@ -142,6 +145,22 @@ describe('GET /api/openapi.json', () => {
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
       'text/csv',
     ]);
+  });
+
+  it('states once that unknown query parameters are ignored, and no route can refuse them', async () => {
+    const { description } = (doc as unknown as { info: { description: string } }).info;
+    expect(description).toContain('Query parameters a route does not know are ignored, on every route');
+    const app = Fastify();
+    try {
+      await app.register(openapiPlugin, { origin: undefined });
+      const strict = { schema: { querystring: Type.Object({ a: Type.String() }, { additionalProperties: false }) } };
+      expect(() => app.get('/strict', strict, async () => ({}))).toThrow(/ignores query parameters it does not know/);
+      expect(() =>
+        app.get('/lenient', { schema: { querystring: Type.Object({ a: Type.String() }) } }, async () => ({})),
+      ).not.toThrow();
+    } finally {
+      await app.close();
+    }
   });
 
   it('passes Redocly’s recommended rules with no error', async () => {

@@ -118,12 +118,24 @@ function stateRequestText(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
+/**
+ * One rule for query strings on every route (the onRoute hook below refuses a route that would break it): clients of
+ * the QuickBooks-compatible gateway send `minorversion` everywhere, and a client may add a parameter a newer version
+ * of a route takes.
+ */
+const QUERY_RULE =
+  'Query parameters a route does not know are ignored, on every route (such as the `minorversion` QuickBooks ' +
+  'clients add); those it documents are checked, and a value they do not take is 400 VALIDATION_ERROR naming it.';
+
 /** The OpenAPI 3.1 document, generated from the route schemas and served at /api/openapi.json. */
 export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: string | undefined }) => {
   // Every operation has an id (for generated clients) and states its security: public ones `[]`.
   const operationIds = new Set<string>();
   app.addHook('onRoute', (route: RouteOptions) => {
     const schema = (route.schema ??= {}) as Record<string, unknown>;
+    if ((schema.querystring as { additionalProperties?: unknown } | undefined)?.additionalProperties === false) {
+      throw new Error(`${String(route.method)} ${route.url}: the API ignores query parameters it does not know`);
+    }
     if (schema.hide) return;
     const method = [route.method].flat()[0] as string;
     if (method === 'HEAD') return;
@@ -153,6 +165,7 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { origin: str
           'Money is integer cents. Dates are YYYY-MM-DD. Lists return `{data, nextCursor}` and take `limit` (1-1000, default 100) and `cursor`.',
           'Errors are `{error: {code, message, retryable, requestId, details?}}`; `x-error-codes` lists every code with its status.',
           'Organization-header routes take the organization from `x-organization-id`; company-path routes from `:companyId`.',
+          QUERY_RULE,
         ].join('\n\n'),
       },
       // Without PUBLIC_ORIGIN, the server that served the document (a relative URL).

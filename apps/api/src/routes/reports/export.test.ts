@@ -203,6 +203,16 @@ describe('report export', () => {
       expect(res.json().error.code, query).toBe('VALIDATION_ERROR');
     }
   });
+
+  it('ignores query parameters it does not know, as every route does', async () => {
+    const plain = await exported('report=trial-balance&format=csv&endDate=2026-06-30');
+    for (const extra of ['minorversion=75', 'endDte=2026-01-31', 'Format=pdf&x=']) {
+      const res = await exported(`report=trial-balance&format=csv&endDate=2026-06-30&${extra}`);
+      expect(res.statusCode, `${extra}: ${res.body}`).toBe(200);
+      expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+      expect(res.body).toBe(plain.body);
+    }
+  });
 });
 
 describe('CSV cells never start a formula', () => {
