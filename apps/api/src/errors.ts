@@ -416,6 +416,15 @@ function validationDetails(err: FastifyError): ErrorDetail[] {
   });
 }
 
+/**
+ * A malformed Idempotency-Key, in the same words whichever of its rules it breaks and whoever finds it (the header's
+ * schema, or the idempotency plugin on a route whose schema leaves the header out).
+ */
+export const INVALID_IDEMPOTENCY_KEY = {
+  message: 'the Idempotency-Key header is not valid',
+  detail: { field: 'headers.idempotency-key', message: 'must be 1-255 printable ASCII characters' },
+} as const;
+
 /** Maps anything thrown to the documented error shape. Unexpected errors are logged, never echoed. */
 export function toErrorResponse(err: unknown): { code: ErrorCode; message: string; details?: ErrorDetail[] } {
   // A ledger rule the database checks at COMMIT (an entry's balance) fails outside the domain function.
@@ -427,6 +436,14 @@ export function toErrorResponse(err: unknown): { code: ErrorCode; message: strin
     // A posting without its Idempotency-Key gets the specific code that tells the client what to add.
     if (details.some((d) => d.field === 'headers.idempotency-key' && d.message === 'is required')) {
       return { code: 'IDEMPOTENCY_KEY_REQUIRED', message: 'posting routes need an Idempotency-Key header', details };
+    }
+    const others = details.filter((d) => d.field !== INVALID_IDEMPOTENCY_KEY.detail.field);
+    if (others.length < details.length) {
+      return {
+        code: 'VALIDATION_ERROR',
+        message: others.length === 0 ? INVALID_IDEMPOTENCY_KEY.message : 'the request failed validation',
+        details: [...others, { ...INVALID_IDEMPOTENCY_KEY.detail }],
+      };
     }
     return { code: 'VALIDATION_ERROR', message: 'the request failed validation', details };
   }

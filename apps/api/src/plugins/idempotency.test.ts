@@ -3,6 +3,7 @@ import { createBankAccount, insertBankTransaction } from '@firm/banking';
 import { contacts, documents, journalEntries, rowsOf } from '@firm/db';
 import { count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operationsOf } from '../openapi-operations';
 import { createTestApp, type TestApp } from '../testing';
 
 let t: TestApp;
@@ -282,5 +283,70 @@ describe('an Idempotency-Key names one request: its method, its path and its bod
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.json()).toEqual(stored);
     reused(await send('POST', `/api/v1/bank-transactions/${randomUUID()}/exclude`, key, { reason: 'x' }, t.orgHeaders));
+  });
+});
+
+describe('the Idempotency-Key format', () => {
+  const BAD_KEYS = ['has space', 'caf\u00e9', 'tab\there', 'a'.repeat(256), ''];
+
+  it('is stated in the document: printable ASCII, at most 255 characters', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const wanted = [
+      ['POST', '/api/v1/companies/{companyId}/journal-entries'],
+      ['POST', '/api/v1/scheduled-journal-entries'],
+      ['POST', '/agent/v1/acct/clients/{clientId}/entities/{entity}'],
+      ['PATCH', '/agent/v1/acct/clients/{clientId}/entities/{entity}/{id}'],
+    ];
+    const operations = operationsOf(doc);
+    for (const [method, path] of wanted) {
+      const op = operations.find((o) => o.method === method && o.path === path);
+      const header = op?.params.find((p) => p.in === 'header' && p.name === 'idempotency-key');
+      expect(header, `${method} ${path}`).toBeDefined();
+      const schema = header?.schema as { pattern?: string; minLength?: number; maxLength?: number };
+      expect(schema).toMatchObject({ minLength: 1, maxLength: 255 });
+      const pattern = new RegExp(schema.pattern as string, 'u');
+      expect(pattern.test(randomUUID())).toBe(true);
+      expect(pattern.test('!~')).toBe(true);
+      for (const key of BAD_KEYS.slice(0, 3)) expect(pattern.test(key), key).toBe(false);
+    }
+  });
+
+  it('is refused with one 400 VALIDATION_ERROR that says the rule, whichever part of it is broken', async () => {
+    const before = await books();
+    const requests = [
+      [
+        'POST',
+        `/api/v1/companies/${t.orgId}/journal-entries`,
+        {
+          date: '2026-06-02',
+          lines: [
+            { accountId: t.account('6300'), debitCents: 7 },
+            { accountId: t.account('1000'), creditCents: 7 },
+          ],
+        },
+      ],
+      ['POST', '/api/v1/journal-entries', journalEntry(7)],
+      ['POST', `${base}/entities/Customer`, { DisplayName: 'Bad Key Ltd' }],
+      ['POST', `${base}/transactions`, purchase(7)],
+      // Where the key is optional, a key given is held to the same rule.
+      ['PATCH', `${base}/entities/Customer/1`, { SyncToken: '0', Notes: 'bad key' }],
+    ] as const;
+    for (const [method, url, payload] of requests) {
+      for (const key of BAD_KEYS) {
+        const headers = { ...t.auth, 'x-organization-id': t.orgId };
+        const res = await send(method, url, key, payload, headers);
+        expect(res.statusCode, `${url} ${JSON.stringify(key)}: ${res.body}`).toBe(400);
+        expect(res.json()).toEqual({
+          error: {
+            code: 'VALIDATION_ERROR',
+            message: 'the Idempotency-Key header is not valid',
+            retryable: false,
+            requestId: res.headers['x-request-id'],
+            details: [{ field: 'headers.idempotency-key', message: 'must be 1-255 printable ASCII characters' }],
+          },
+        });
+      }
+    }
+    expect(await books()).toEqual(before);
   });
 });

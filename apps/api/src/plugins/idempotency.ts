@@ -17,10 +17,14 @@ import {
 import { type SQL, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { INVALID_IDEMPOTENCY_KEY } from '../errors';
 import { ledgerContext } from '../routes/context';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
-const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
+/** What a key is made of: printable ASCII, no space. The header's schema states it with the length bounds. */
+const KEY_PATTERN = '^[\\x21-\\x7e]+$';
+const KEY_MAX_LENGTH = 255;
+const KEY_FORMAT = new RegExp(KEY_PATTERN);
 
 /** What a key means, as the OpenAPI document and the MCP tools describe it. */
 export const IDEMPOTENCY_KEY_RULES =
@@ -32,7 +36,8 @@ export const IDEMPOTENCY_KEY_RULES =
 export const IdempotencyHeaders = Type.Object({
   [IDEMPOTENCY_HEADER]: Type.String({
     minLength: 1,
-    maxLength: 255,
+    maxLength: KEY_MAX_LENGTH,
+    pattern: KEY_PATTERN,
     description: `Required. ${IDEMPOTENCY_KEY_RULES}`,
   }),
 });
@@ -57,10 +62,8 @@ export function idempotencyKeyOf(request: FastifyRequest): string {
       { field: 'headers.idempotency-key', message: 'is required' },
     ]);
   }
-  if (!KEY_FORMAT.test(key)) {
-    throw new DomainError('VALIDATION_ERROR', 'the Idempotency-Key header is not valid', [
-      { field: 'headers.idempotency-key', message: 'must be 1-255 printable ASCII characters' },
-    ]);
+  if (!KEY_FORMAT.test(key) || key.length > KEY_MAX_LENGTH) {
+    throw new DomainError('VALIDATION_ERROR', INVALID_IDEMPOTENCY_KEY.message, [{ ...INVALID_IDEMPOTENCY_KEY.detail }]);
   }
   return key;
 }
