@@ -1,11 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
+  checkSchedule,
   createScheduledEntry,
   deleteScheduledEntry,
   getScheduledEntry,
   listScheduledEntries,
   pauseScheduledEntry,
   resumeScheduledEntry,
+  type Schedule,
   type ScheduledEntry,
   updateScheduledEntry,
 } from '@firm/ledger';
@@ -34,6 +36,17 @@ const presented = (e: ScheduledEntry) => ({
 });
 
 /**
+ * Has the ledger judge the schedule of a body (merged over the template's, for a change) before the schema does: the
+ * schema's conditionals (which day goes with which frequency) say the same, but a refusal of theirs would only name
+ * the branch that failed, where the ledger names the field and why (`schedule.dayOfMonth`: a weekly schedule runs
+ * on a dayOfWeek).
+ */
+function judgeScheduleFirst(body: unknown, current?: Schedule): void {
+  const schedule = (body as { schedule?: unknown } | null | undefined)?.schedule;
+  if (schedule && typeof schedule === 'object' && !Array.isArray(schedule)) checkSchedule({ ...current, ...schedule });
+}
+
+/**
  * Journal entries posted on a schedule (accruals, depreciation, rent): the worker posts each occurrence exactly once,
  * through the ledger's idempotent posting path, and catches up missed ones in order.
  */
@@ -58,6 +71,7 @@ export const scheduledEntryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/scheduled-journal-entries',
     {
       config: { scope: 'entries:write', organization: 'header' },
+      preValidation: async (request) => judgeScheduleFirst(request.body),
       schema: {
         tags,
         summary: 'Create a scheduled journal entry',
@@ -112,7 +126,8 @@ export const scheduledEntryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { scope: 'entries:write', organization: 'header' },
       // An unknown template is 404 before the body is judged: nothing is told about a body for what is not there.
       preValidation: async (request) => {
-        await getScheduledEntry(db(), request.organization.id, (request.params as { id: string }).id);
+        const current = await getScheduledEntry(db(), request.organization.id, (request.params as { id: string }).id);
+        judgeScheduleFirst(request.body, current.schedule);
       },
       schema: {
         tags,

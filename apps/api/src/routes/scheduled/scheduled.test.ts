@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { rowsOf } from '@firm/db';
 import { runDueScheduledEntries } from '@firm/ledger';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deref, type Json } from '../../openapi-operations';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 
 let t: TestApp;
@@ -179,5 +182,79 @@ describe('scheduled journal entries over HTTP', () => {
       retryable: false,
       details: [{ field: 'schedule.startDate', message: expect.stringContaining('2026-01-30') }],
     });
+  });
+});
+
+describe('which day goes with which frequency', () => {
+  const WEEKLY_DAY_OF_MONTH = {
+    code: 'VALIDATION_ERROR',
+    message: 'the schedule is not valid',
+    details: [{ field: 'schedule.dayOfMonth', message: 'a weekly schedule runs on a dayOfWeek, not a dayOfMonth' }],
+  };
+
+  it('is stated in the document: a dayOfWeek on a weekly schedule, a dayOfMonth on the others, never both', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as Json;
+    const bodyOf = (method: string, path: string) => {
+      const op = (doc.paths as Record<string, Record<string, Json>>)[path]?.[method] as Json;
+      const body = deref(doc, op.requestBody) as { content: { 'application/json': { schema: Json } } };
+      return body.content['application/json'].schema as { properties: { schedule: Json } };
+    };
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const created = ajv.compile(bodyOf('post', '/api/v1/scheduled-journal-entries').properties.schedule);
+    const valid = (schedule: object) => created({ startDate: '2026-01-01', ...schedule });
+    expect(valid({ frequency: 'weekly', dayOfWeek: 1 })).toBe(true);
+    expect(valid({ frequency: 'weekly', dayOfWeek: 1, dayOfMonth: null })).toBe(true);
+    expect(valid({ frequency: 'weekly', dayOfWeek: 1, dayOfMonth: 31 })).toBe(false);
+    expect(valid({ frequency: 'weekly', dayOfMonth: 31 })).toBe(false);
+    expect(valid({ frequency: 'monthly', dayOfMonth: 0 })).toBe(true);
+    expect(valid({ frequency: 'quarterly', dayOfMonth: 15, dayOfWeek: null })).toBe(true);
+    expect(valid({ frequency: 'yearly', dayOfMonth: 15, dayOfWeek: 2 })).toBe(false);
+    expect(valid({ frequency: 'monthly' })).toBe(false);
+
+    // A change is merged over the template: the schema can only say what the change itself may not combine.
+    const changed = ajv.compile(bodyOf('patch', '/api/v1/scheduled-journal-entries/{id}').properties.schedule);
+    expect(changed({ dayOfMonth: 15 })).toBe(true);
+    expect(changed({ dayOfWeek: 3 })).toBe(true);
+    expect(changed({ frequency: 'weekly', dayOfWeek: 3, dayOfMonth: null })).toBe(true);
+    expect(changed({ frequency: 'weekly', dayOfMonth: 15 })).toBe(false);
+    expect(changed({ frequency: 'monthly', dayOfWeek: 3 })).toBe(false);
+    expect(changed({ dayOfMonth: 15, everyOther: true })).toBe(false);
+  });
+
+  it('is refused by the server in the ledger’s words, on creation and on a change, and nothing is written', async () => {
+    const before = await stored();
+    const weekly = { frequency: 'weekly', dayOfWeek: 1, dayOfMonth: 31, startDate: '2026-01-01' };
+    const refused = await create(depreciation({ schedule: weekly }));
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(refused.json().error).toMatchObject(WEEKLY_DAY_OF_MONTH);
+    expect(await stored()).toEqual(before);
+
+    const { id, version } = (
+      await create(depreciation({ name: 'Weekly sweep', schedule: { ...weekly, dayOfMonth: null } }))
+    ).json().data;
+    const patch = (schedule: object) =>
+      t.app.inject({ method: 'PATCH', url: `${URL}/${id}`, headers: t.orgHeaders, payload: { schedule } });
+    for (const schedule of [{ dayOfMonth: 15 }, { frequency: 'weekly', dayOfMonth: 15 }]) {
+      const res = await patch(schedule);
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().error).toMatchObject(WEEKLY_DAY_OF_MONTH);
+    }
+    const monthly = await patch({ frequency: 'monthly', dayOfWeek: 2, dayOfMonth: 1 });
+    expect(monthly.statusCode, monthly.body).toBe(400);
+    expect(monthly.json().error.details).toEqual([
+      { field: 'schedule.dayOfWeek', message: 'a monthly schedule runs on a dayOfMonth, not a dayOfWeek' },
+    ]);
+    const unknown = await patch({ dayOfWeek: 2, everyOther: true });
+    expect(unknown.statusCode, unknown.body).toBe(400);
+    expect(unknown.json().error.details).toContainEqual({
+      field: 'body.schedule.everyOther',
+      message: 'is not a known field',
+    });
+    expect((await get(`${URL}/${id}`)).json().data).toMatchObject({ version, schedule: { dayOfWeek: 1 } });
+    // Switching to monthly names the day it runs on and clears the other.
+    const switched = await patch({ frequency: 'monthly', dayOfWeek: null, dayOfMonth: 1 });
+    expect(switched.statusCode, switched.body).toBe(200);
+    expect(switched.json().data.schedule).toMatchObject({ frequency: 'monthly', dayOfMonth: 1, dayOfWeek: null });
   });
 });

@@ -40,7 +40,29 @@ const ScheduleFields = {
   ),
 };
 
-export const ScheduleSchema = Type.Object(ScheduleFields, { ...strict, title: 'Schedule' });
+/**
+ * Which day goes with which frequency, as the ledger's checkSchedule judges it: a weekly schedule runs on a dayOfWeek
+ * and has no dayOfMonth, the others the other way round (null counts as not given). Stated as JSON Schema conditionals
+ * for generated clients and fuzzers; the route has the ledger judge a schedule first, so a refusal names the field in
+ * the ledger's words rather than the conditional that failed.
+ */
+const WEEKLY = { properties: { frequency: { const: 'weekly' } }, required: ['frequency'] };
+const NO_DAY_OF_MONTH = { properties: { dayOfMonth: { type: 'null' } } };
+const NO_DAY_OF_WEEK = { properties: { dayOfWeek: { type: 'null' } } };
+const DAY_BY_FREQUENCY = {
+  if: WEEKLY,
+  then: { required: ['dayOfWeek'], properties: { ...NO_DAY_OF_MONTH.properties, dayOfWeek: { type: 'integer' } } },
+  else: { required: ['dayOfMonth'], properties: { ...NO_DAY_OF_WEEK.properties, dayOfMonth: { type: 'integer' } } },
+};
+/** A change is merged over the template, so only what the change itself combines can be stated. */
+const CHANGED_DAY_BY_FREQUENCY = {
+  if: WEEKLY,
+  then: NO_DAY_OF_MONTH,
+  else: { if: { required: ['frequency'] }, then: NO_DAY_OF_WEEK },
+};
+
+export const ScheduleSchema = Type.Object(ScheduleFields, { ...strict, ...DAY_BY_FREQUENCY, title: 'Schedule' });
+const ScheduleChange = Type.Partial(Type.Object(ScheduleFields), { ...strict, ...CHANGED_DAY_BY_FREQUENCY });
 
 const Lines = Type.Array(CompanyJournalLine, {
   minItems: 2,
@@ -65,7 +87,7 @@ export const UpdateScheduledEntryBody = Type.Object(
     memo: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
     reference: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
     lines: Type.Optional(Lines),
-    schedule: Type.Optional(Type.Partial(ScheduleSchema)),
+    schedule: Type.Optional(ScheduleChange),
   },
   { ...strict, minProperties: 1, description: 'The fields given replace the current ones; the schedule is merged.' },
 );
