@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { createBankAccount, insertBankTransaction } from '@firm/banking';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './testing';
 
@@ -93,5 +95,65 @@ describe('the document says what the server refuses', () => {
     expect(re.test('a\u0000b')).toBe(false);
     expect(re.test('\u0000')).toBe(false);
     expect(re.test('   ')).toBe(false);
+  });
+
+  it('and the server refuses a NUL in each of those fields with 400 VALIDATION_ERROR naming it, changing nothing', async () => {
+    const send = (method: 'POST' | 'PATCH', url: string, payload: object) =>
+      t.app.inject({ method, url, headers: { ...t.orgHeaders, 'idempotency-key': randomUUID() }, payload });
+    const read = async (url: string) =>
+      (await t.app.inject({ method: 'GET', url, headers: t.orgHeaders })).json().data as Record<string, unknown>;
+    const entry = await send('POST', '/api/v1/journal-entries', {
+      txnDate: '2026-05-04',
+      lines: [
+        { accountId: t.account('6300'), postingType: 'debit', amount: 5 },
+        { accountId: t.account('1000'), postingType: 'credit', amount: 5 },
+      ],
+    });
+    const entryId = entry.json().journalEntryId as string;
+    const item = (await send('POST', '/api/v1/items', { name: 'Widget', incomeAccountId: t.account('4000') })).json()
+      .data.id as string;
+    const rate = await send('POST', '/api/v1/tax-rates', {
+      name: 'State tax',
+      rateBps: 625,
+      liabilityAccountId: t.account('2200'),
+    });
+    const rateId = rate.json().data.id as string;
+    const ctx = { firmId: t.demo.firmId, actor: { kind: 'test', id: 'tester' } };
+    const bankTransactionId = await t.database.db.transaction(async (tx) => {
+      const bank = await createBankAccount(tx, ctx, t.orgId, { accountId: t.account('1000') });
+      return insertBankTransaction(tx, ctx, t.orgId, {
+        bankAccountId: bank.id,
+        date: '2026-05-04',
+        amountCents: -500,
+        description: 'CARD 1234',
+        counterparty: null,
+        sourceType: 'aggregator_bank_feed',
+        externalId: randomUUID(),
+      });
+    });
+    const cases: [string, 'POST' | 'PATCH', string, object, string][] = [
+      [`/api/v1/entries/${entryId}`, 'POST', `/api/v1/entries/${entryId}/void`, { reason: 'dup\u0000' }, 'reason'],
+      [
+        `/api/v1/bank-transactions/${bankTransactionId}`,
+        'POST',
+        `/api/v1/bank-transactions/${bankTransactionId}/reclassify`,
+        { accountId: t.account('6300'), reason: '\u0000' },
+        'reason',
+      ],
+      [`/api/v1/items/${item}`, 'PATCH', `/api/v1/items/${item}`, { name: 'Wid\u0000get' }, 'name'],
+      [`/api/v1/tax-rates/${rateId}`, 'PATCH', `/api/v1/tax-rates/${rateId}`, { name: 'State\u0000tax' }, 'name'],
+    ];
+    for (const [record, method, url, payload, field] of cases) {
+      const before = await read(record);
+      expect(before, record).toBeDefined();
+      const res = await send(method, url, payload);
+      expect(res.statusCode, `${method} ${url}: ${res.body}`).toBe(400);
+      expect(res.json().error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        retryable: false,
+        details: [expect.objectContaining({ field: `body.${field}` })],
+      });
+      expect(await read(record), record).toEqual(before);
+    }
   });
 });
