@@ -10,6 +10,7 @@ import {
   integer,
   pgEnum,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   unique,
@@ -71,6 +72,25 @@ export const bankFeedConnections = pgTable(
       .on(t.syncRequestedAt)
       .where(sql`${t.syncRequestedAt} is not null`),
     check('bank_feed_connections_status', sql`${t.status} in ('active', 'error', 'disconnected')`),
+  ],
+);
+
+/**
+ * Aggregator webhooks accepted, by the provider's delivery id (for Plaid, the SHA-256 of the signed JWT's header and
+ * payload), kept until a replay of the delivery would be refused as too old anyway: a second copy within the window
+ * conflicts on the key, in whichever process it arrives.
+ */
+export const aggregatorWebhookDeliveries = pgTable(
+  'aggregator_webhook_deliveries',
+  {
+    provider: text('provider').notNull(),
+    deliveryId: text('delivery_id').notNull(),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'aggregator_webhook_deliveries_pkey', columns: [t.provider, t.deliveryId] }),
+    index('aggregator_webhook_deliveries_expires_idx').on(t.expiresAt),
   ],
 );
 

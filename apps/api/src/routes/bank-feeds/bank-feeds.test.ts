@@ -1,11 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { rowsOf } from '@firm/db';
+import { createHash, randomUUID } from 'node:crypto';
+import { openDatabase, rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
-import { generateKeyPair, SignJWT } from 'jose';
-import { PlaidAggregator } from '@firm/banking';
+import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
+import { PlaidAggregator, pruneFeedWebhookDeliveries } from '@firm/banking';
 import { startSandboxAggregator, type SandboxAggregatorServer } from '@firm/banking/sandbox/server';
 import { createContact, createDocument } from '@firm/documents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../app';
+import { testConfig } from '../../config';
 import { createTestApp, type TestApp } from '../../testing';
 
 const CLIENT = { clientId: 'feed-client', secret: 'feed-secret' };
@@ -76,9 +78,9 @@ const savingsFeed = () =>
     return { hook, feedId, itemId, savings: connected.json().data.accounts[0].bankAccountId as string };
   })());
 
-/** What the webhook answers to these bytes under this Plaid-Verification token. */
-async function deliver(token: string, body: string) {
-  const { hook } = await savingsFeed();
+/** What the webhook answers to these bytes under this Plaid-Verification token (at `hook`: this app's by default). */
+async function deliver(token: string, body: string, at?: string) {
+  const hook = at ?? (await savingsFeed()).hook;
   const res = await fetch(hook, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'plaid-verification': token },
@@ -327,5 +329,87 @@ describe('the aggregator webhook', () => {
       expect(answer, body).toMatchObject({ status: 400, error: { code } });
     }
     expect(await requested()).toBeNull();
+  });
+
+  it('accepts a signed delivery once: the same token and body again within five minutes, in any process, does nothing', async () => {
+    const { feedId, itemId } = await savingsFeed();
+    const requested = async () =>
+      rowsOf<{ at: string | null }>(
+        await t.database.db.execute(
+          sql`select sync_requested_at as at from bank_feed_connections where id = ${feedId}`,
+        ),
+      )[0]?.at;
+    const settled = async () => {
+      for (let i = 0; i < 50 && (await requested()) !== null; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await requested()).toBeNull();
+    };
+    await settled();
+    const body = JSON.stringify({
+      webhook_type: 'TRANSACTIONS',
+      webhook_code: 'SYNC_UPDATES_AVAILABLE',
+      item_id: itemId,
+    });
+    const token = await sandbox.signWebhook(body);
+    expect(await deliver(token, body)).toEqual({ status: 200, received: true, syncRequested: true, duplicate: false });
+    await settled();
+    const syncCalls = sandbox.requestCount('/transactions/sync');
+
+    // Another API process: its own connection pool, its own key cache, the same database.
+    const otherDatabase = t.database.url ? openDatabase({ url: t.database.url, poolMax: 2 }) : t.database;
+    const other = await buildApp({
+      config: testConfig(),
+      database: otherDatabase,
+      aggregator: new PlaidAggregator({ ...CLIENT, basePath: sandbox.url }),
+    });
+    try {
+      const otherHook = `${await other.listen({ port: 0, host: '127.0.0.1' })}/api/aggregator/webhook`;
+      // The same delivery under its twin ECDSA signature (r, n - s), which verifies too, is the same delivery.
+      const [signingInput, signature] = [
+        token.slice(0, token.lastIndexOf('.')),
+        token.slice(token.lastIndexOf('.') + 1),
+      ];
+      const raw = Buffer.from(signature, 'base64url');
+      const n = BigInt('0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551');
+      const s = BigInt(`0x${raw.subarray(32).toString('hex')}`);
+      const twinS = Buffer.from((n - s).toString(16).padStart(64, '0'), 'hex');
+      const twin = `${signingInput}.${Buffer.concat([raw.subarray(0, 32), twinS]).toString('base64url')}`;
+      for (const [copy, hook] of [
+        [token, undefined],
+        [token, otherHook],
+        [twin, otherHook],
+      ] as const) {
+        expect(await deliver(copy, body, hook)).toEqual({
+          status: 200,
+          received: true,
+          syncRequested: false,
+          duplicate: true,
+        });
+        expect(await requested()).toBeNull();
+      }
+    } finally {
+      await other.close();
+      if (otherDatabase !== t.database) await otherDatabase.close();
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sandbox.requestCount('/transactions/sync')).toBe(syncCalls);
+
+    // Remembered until the signature would be refused as too old anyway (plus a minute for hosts' clocks), then pruned.
+    const { iat } = decodeJwt(token);
+    const deliveryId = createHash('sha256')
+      .update(token.slice(0, token.lastIndexOf('.')))
+      .digest('hex');
+    const kept = rowsOf<{ expires: number }>(
+      await t.database.db.execute(sql`select extract(epoch from expires_at)::float8 as expires
+        from aggregator_webhook_deliveries where provider = 'plaid' and delivery_id = ${deliveryId}`),
+    );
+    expect(kept.map((r) => Number(r.expires))).toEqual([(iat as number) + 300 + 60]);
+    await t.database.db.execute(sql`insert into aggregator_webhook_deliveries (provider, delivery_id, expires_at)
+      values ('plaid', 'expired-delivery', now() - interval '1 second'), ('plaid', 'live-delivery', now() + interval '5 minutes')`);
+    expect(await pruneFeedWebhookDeliveries(t.database.db)).toBeGreaterThanOrEqual(1);
+    const left = rowsOf<{ delivery_id: string }>(
+      await t.database.db.execute(sql`select delivery_id from aggregator_webhook_deliveries
+        where delivery_id in ('expired-delivery', 'live-delivery')`),
+    );
+    expect(left.map((r) => r.delivery_id)).toEqual(['live-delivery']);
   });
 });

@@ -1,4 +1,4 @@
-import { requestFeedSync, runRequestedSyncs } from '@firm/banking';
+import { acceptFeedWebhook, pruneFeedWebhookDeliveries, runRequestedSyncs, WEBHOOK_MAX_AGE_S } from '@firm/banking';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
@@ -6,9 +6,13 @@ export const AGGREGATOR_WEBHOOK_PATH = '/api/aggregator/webhook';
 
 /**
  * The inbound aggregator webhook: internal, outside the public OpenAPI document. It verifies the signature over the
- * exact bytes received, marks the item's connection as wanting a sync, answers, and only then starts the requested
- * syncs in this process (any worker may take them instead). A bad or missing signature is 401, a signed body that is
- * not a JSON object 400, both logged, and nothing is marked.
+ * exact bytes received, remembers the delivery and marks the item's connection as wanting a sync (one transaction),
+ * answers, and only then starts the requested syncs in this process (any worker may take them instead). A bad or
+ * missing signature is 401, a signed body that is not a JSON object 400, both logged, and nothing is marked.
+ *
+ * A delivery accepted before (the same signed token and body again, within the window its signature is accepted)
+ * is answered 200 with `duplicate: true` and does nothing: the first copy's effect has committed, and a non-2xx would
+ * only make a sender that lost our first answer retry something that is done. It is logged as a replay.
  */
 export async function aggregatorWebhookRoutes(app: FastifyInstance) {
   app.removeAllContentTypeParsers();
@@ -19,7 +23,17 @@ export async function aggregatorWebhookRoutes(app: FastifyInstance) {
     {
       schema: {
         hide: true,
-        response: { 200: Type.Object({ received: Type.Boolean(), syncRequested: Type.Boolean() }) },
+        description:
+          `Plaid's webhook. A delivery is accepted once: the same signed delivery again within ` +
+          `${WEBHOOK_MAX_AGE_S / 60} minutes of its issue (after which its signature is refused as too old) ` +
+          'is answered 200 with duplicate true and has no effect.',
+        response: {
+          200: Type.Object({
+            received: Type.Boolean(),
+            syncRequested: Type.Boolean(),
+            duplicate: Type.Boolean({ description: 'This delivery was accepted before; nothing was done this time.' }),
+          }),
+        },
       },
     },
     async (request) => {
@@ -28,18 +42,25 @@ export async function aggregatorWebhookRoutes(app: FastifyInstance) {
         request.log.warn({ err }, 'aggregator webhook refused');
         throw err;
       });
-      const wanted = event.type === 'TRANSACTIONS' && event.code === 'SYNC_UPDATES_AVAILABLE' && event.itemId !== null;
-      const syncRequested =
-        wanted && (await requestFeedSync(app.database.db, app.aggregator.provider, event.itemId as string));
+      const { duplicate, syncRequested } = await acceptFeedWebhook(app.database.db, app.aggregator.provider, event);
+      if (duplicate) {
+        request.log.warn(
+          { deliveryId: event.deliveryId, itemId: event.itemId },
+          'aggregator webhook replayed; ignored',
+        );
+      }
       const keys = app.bankTokenKeys;
-      if (syncRequested && keys) {
-        setImmediate(() => {
+      setImmediate(() => {
+        pruneFeedWebhookDeliveries(app.database.db).catch((err: unknown) =>
+          app.log.warn({ err }, 'pruning remembered aggregator webhooks failed'),
+        );
+        if (syncRequested && keys) {
           runRequestedSyncs(app.database.db, app.aggregator, keys).catch((err: unknown) =>
             app.log.error({ err }, 'requested bank feed syncs failed'),
           );
-        });
-      }
-      return { received: true, syncRequested };
+        }
+      });
+      return { received: true, syncRequested, duplicate };
     },
   );
 }
