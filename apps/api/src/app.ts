@@ -5,7 +5,7 @@ import { isIsoTimestamp } from '@firm/core';
 import { type Database, DatabaseStatus } from '@firm/db';
 import type { AuditTrail } from '@firm/gateway';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { auditTrailOf, bankTokenKeysOf, type Config, trustProxyOf, webhookSecretKeysOf } from './config';
+import { auditTrailOf, bankFeedsOf, type Config, trustProxyOf, webhookSecretKeysOf } from './config';
 import { sendErrorPage } from './html';
 import { registerJsonBodyParser } from './json-body';
 import { browserOriginRefusal, MCP_PATH } from './origin';
@@ -55,7 +55,7 @@ export interface AppDeps {
   /** Extra bearer-token kinds beyond API keys. */
   authenticators?: Authenticator[];
   logger?: FastifyServerOptions['logger'];
-  /** The bank-data aggregator feeds connect through; default: Plaid's client configured by PLAID_*. */
+  /** The bank-data aggregator feeds connect through; default: Plaid's client configured by PLAID_* (none with BANK_FEEDS=off). */
   aggregator?: Aggregator;
   /** The agent audit trail's keys and anchors; default: from the config (`auditTrailOf`). */
   auditTrail?: AuditTrail;
@@ -102,16 +102,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('databaseStatus', databaseStatus);
   app.addHook('onReady', async () => void (await databaseStatus.check()));
   app.addHook('onClose', async () => databaseStatus.stop());
+  const feeds = bankFeedsOf(config);
   app.decorate(
     'aggregator',
-    deps.aggregator ??
-      new PlaidAggregator({
-        clientId: config.PLAID_CLIENT_ID,
-        secret: config.PLAID_SECRET,
-        basePath: config.PLAID_BASE_URL,
-      }),
+    feeds &&
+      (deps.aggregator ??
+        new PlaidAggregator({ clientId: feeds.clientId, secret: feeds.secret, basePath: feeds.basePath })),
   );
-  app.decorate('bankTokenKeys', bankTokenKeysOf(config));
+  app.decorate('bankTokenKeys', feeds?.tokenKeys ?? null);
   app.decorate('webhookSecretKeys', webhookSecretKeysOf(config));
   app.decorate('auditTrail', deps.auditTrail ?? (await auditTrailOf(config)));
   // Anchors of the last agent calls are written before the process goes.

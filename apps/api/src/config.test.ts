@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditTrailOf, ConfigError, loadConfig, trustProxyOf, webhookSecretKeysOf } from './config';
+import { auditTrailOf, bankFeedsOf, ConfigError, loadConfig, trustProxyOf, webhookSecretKeysOf } from './config';
 
 const KEYS = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
 
@@ -25,8 +25,86 @@ describe('loadConfig', () => {
         PUBLIC_ORIGIN: 'https://api.example.com',
         WEBHOOK_SECRET_KEYS: KEYS,
         AUDIT_HMAC_KEYS: KEYS,
+        BANK_FEEDS: 'off',
       }).PUBLIC_ORIGIN,
     ).toBe('https://api.example.com');
+  });
+
+  it('refuses to start in production with the aggregator at the sandbox, unless BANK_FEEDS says sandbox or off', () => {
+    const production = {
+      NODE_ENV: 'production',
+      PUBLIC_ORIGIN: 'https://api.example.com',
+      WEBHOOK_SECRET_KEYS: KEYS,
+      AUDIT_HMAC_KEYS: KEYS,
+    };
+    const plaid = {
+      PLAID_CLIENT_ID: '5f0c0a1b2c3d4e5f6a7b8c9d',
+      PLAID_SECRET: 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5',
+      PLAID_BASE_URL: 'https://production.plaid.com',
+      BANK_TOKEN_KEYS: KEYS,
+    };
+    // Nothing set: the sandbox's defaults are not taken.
+    expect(() => loadConfig(production)).toThrow(
+      'invalid configuration: PLAID_CLIENT_ID: required when NODE_ENV=production (or set BANK_FEEDS=sandbox to use a ' +
+        'sandbox, BANK_FEEDS=off to turn bank feeds off)',
+    );
+    for (const name of Object.keys(plaid)) {
+      expect(() => loadConfig({ ...production, ...plaid, [name]: undefined }), name).toThrow(
+        new RegExp(`^invalid configuration: ${name}: required when NODE_ENV=production`),
+      );
+    }
+    // Set, to what the sandbox takes.
+    for (const [name, value] of [
+      ['PLAID_CLIENT_ID', 'sandbox-client-id'],
+      ['PLAID_SECRET', 'sandbox-secret'],
+      ['PLAID_BASE_URL', 'http://127.0.0.1:4010'],
+      ['PLAID_BASE_URL', 'http://127.0.0.1:4010/'],
+      ['PLAID_BASE_URL', 'https://sandbox.plaid.com'],
+    ] as const) {
+      expect(() => loadConfig({ ...production, ...plaid, [name]: value }), `${name}=${value}`).toThrow(
+        `invalid configuration: ${name}: a sandbox's value, refused when NODE_ENV=production`,
+      );
+    }
+    expect(bankFeedsOf(loadConfig({ ...production, ...plaid }))).toMatchObject({
+      clientId: plaid.PLAID_CLIENT_ID,
+      secret: plaid.PLAID_SECRET,
+      basePath: 'https://production.plaid.com',
+      tokenKeys: { current: 'k1' },
+    });
+    // The secret may come from a file, as the other secrets do.
+    const dir = mkdtempSync(join(tmpdir(), 'config-plaid-'));
+    try {
+      writeFileSync(join(dir, 'plaid_secret'), `${plaid.PLAID_SECRET}\n`);
+      const fromFile = {
+        ...production,
+        ...plaid,
+        PLAID_SECRET: undefined,
+        PLAID_SECRET_FILE: join(dir, 'plaid_secret'),
+      };
+      expect(bankFeedsOf(loadConfig(fromFile))?.secret).toBe(plaid.PLAID_SECRET);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    // A sandbox on purpose (a demonstration deployment) still needs its own token key in production.
+    expect(() => loadConfig({ ...production, BANK_FEEDS: 'sandbox' })).toThrow(
+      /^invalid configuration: BANK_TOKEN_KEYS: required when NODE_ENV=production/,
+    );
+    expect(bankFeedsOf(loadConfig({ ...production, BANK_FEEDS: 'sandbox', BANK_TOKEN_KEYS: KEYS }))).toMatchObject({
+      clientId: 'sandbox-client-id',
+      basePath: 'http://127.0.0.1:4010',
+    });
+    // Off: nothing is needed, and nothing is built.
+    expect(bankFeedsOf(loadConfig({ ...production, BANK_FEEDS: 'off' }))).toBeNull();
+    expect(() => loadConfig({ BANK_FEEDS: 'maybe' })).toThrow(/BANK_FEEDS/);
+
+    // Outside production the sandbox aggregator is the default, as `npm start` uses it.
+    expect(bankFeedsOf(loadConfig({}))).toMatchObject({
+      clientId: 'sandbox-client-id',
+      secret: 'sandbox-secret',
+      basePath: 'http://127.0.0.1:4010',
+      tokenKeys: { current: 'dev' },
+    });
   });
 
   it('needs WEBHOOK_SECRET_KEYS in production, so signing secrets are never sealed under the public development key', () => {
@@ -40,7 +118,12 @@ describe('loadConfig', () => {
   });
 
   it('needs AUDIT_HMAC_KEYS in production, so no database writer can recompute the agent audit chain', async () => {
-    const production = { NODE_ENV: 'production', PUBLIC_ORIGIN: 'https://api.example.com', WEBHOOK_SECRET_KEYS: KEYS };
+    const production = {
+      NODE_ENV: 'production',
+      PUBLIC_ORIGIN: 'https://api.example.com',
+      WEBHOOK_SECRET_KEYS: KEYS,
+      BANK_FEEDS: 'off',
+    };
     expect(() => loadConfig(production)).toThrow(
       'invalid configuration: AUDIT_HMAC_KEYS: required when NODE_ENV=production (k1:<32 random bytes in base64>)',
     );

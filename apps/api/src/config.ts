@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEVELOPMENT_TOKEN_KEYS, parseTokenKeys, type TokenKeys } from '@firm/banking';
+import { BANK_FEEDS_MODES, type BankFeedsConfig, bankFeedsConfigFrom, type TokenKeys } from '@firm/banking';
 import { type AuditTrail, openAuditTrail } from '@firm/gateway';
 import { DEFAULT_GENERAL_LEDGER_MAX_LINES } from '@firm/ledger';
 import { type QboConfig, qboConfigFrom } from '@firm/qbo';
@@ -12,9 +12,6 @@ import { Value } from 'typebox/value';
 /** Every environment variable the service reads, validated once at start-up. */
 /** `id:<32 bytes base64>[,id:<key>...]`: sealing keys, the first one current, the others still readable. */
 const SEALING_KEYS = '^[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44}(,[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44})*$';
-
-/** The sandbox aggregator's address (`npm run sandbox:aggregator`), where the Plaid client goes by default. */
-export const DEFAULT_PLAID_BASE_URL = 'http://127.0.0.1:4010';
 
 const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
@@ -118,14 +115,21 @@ const ConfigSchema = Type.Object({
    * addresses or CIDRs. Unset: the socket's address is the client's (X-Forwarded-For is ignored).
    */
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
-  /** Bank-data aggregator (Plaid) credentials; the defaults are those the sandbox aggregator accepts. */
-  PLAID_CLIENT_ID: Type.String({ default: 'sandbox-client-id', minLength: 1 }),
-  PLAID_SECRET: Type.String({ default: 'sandbox-secret', minLength: 1 }),
+  /**
+   * Bank feeds: `on` (the default), `sandbox` or `off`. On in production, PLAID_CLIENT_ID, PLAID_SECRET, PLAID_BASE_URL
+   * and BANK_TOKEN_KEYS must be set and none may be a sandbox's, or the server refuses to start; `sandbox` allows the
+   * sandbox aggregator's defaults or Plaid's sandbox there (a demonstration); `off` turns bank feeds off (connecting a
+   * feed answers 503, the aggregator webhook is not served, no sync runs).
+   */
+  BANK_FEEDS: Type.Enum(BANK_FEEDS_MODES, { default: 'on' }),
+  /** Bank-data aggregator (Plaid) credentials. Unset outside production: those the sandbox aggregator accepts. */
+  PLAID_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
+  PLAID_SECRET: Type.Optional(Type.String({ minLength: 1 })),
   /**
    * Where the Plaid client sends requests: https://production.plaid.com or https://sandbox.plaid.com for Plaid, or
-   * the sandbox aggregator this project ships (`npm run sandbox:aggregator`, the default).
+   * the sandbox aggregator this project ships (`npm run sandbox:aggregator`, the default outside production).
    */
-  PLAID_BASE_URL: Type.String({ default: DEFAULT_PLAID_BASE_URL, pattern: '^https?://' }),
+  PLAID_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   /**
    * On the embedded database with PLAID_BASE_URL at its default, `npm start` also serves the sandbox aggregator
    * there (unless something already listens), so the demo's feed and new sandbox feeds work with one command.
@@ -133,8 +137,8 @@ const ConfigSchema = Type.Object({
   SANDBOX_AGGREGATOR: Type.Boolean({ default: true }),
   /**
    * Keys that seal aggregator access tokens at rest (AES-256-GCM): `id:<32 bytes base64>[,id:<key>...]`, the first
-   * one current, the others still readable. Unset: in production bank feeds cannot be connected (503); elsewhere a
-   * fixed development key is used.
+   * one current, the others still readable. Required in production unless BANK_FEEDS=off; elsewhere, unset, a fixed
+   * development key is used.
    */
   BANK_TOKEN_KEYS: Type.Optional(Type.String({ pattern: SEALING_KEYS })),
   /**
@@ -185,6 +189,7 @@ const SECRET_FILE_KEYS = [
   'SESSION_SECRET',
   'METRICS_TOKEN',
   'DATABASE_URL',
+  'PLAID_SECRET',
   'BANK_TOKEN_KEYS',
   'WEBHOOK_SECRET_KEYS',
   'QBO_CLIENT_SECRET',
@@ -241,6 +246,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   try {
     qboConfigOf(config);
+    bankFeedsOf(config);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
@@ -251,11 +257,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export const qboConfigOf = (config: Config): QboConfig | null =>
   qboConfigFrom(config, { production: config.NODE_ENV === 'production' });
 
-/** The keys sealing aggregator tokens; null in production without BANK_TOKEN_KEYS (feeds cannot be connected). */
-export function bankTokenKeysOf(config: Config): TokenKeys | null {
-  const spec = config.BANK_TOKEN_KEYS ?? (config.NODE_ENV === 'production' ? null : DEVELOPMENT_TOKEN_KEYS);
-  return spec ? parseTokenKeys(spec) : null;
-}
+/** The aggregator's settings and the keys sealing its tokens; null when BANK_FEEDS=off. */
+export const bankFeedsOf = (config: Config): BankFeedsConfig | null =>
+  bankFeedsConfigFrom(config, { production: config.NODE_ENV === 'production' });
+
+/** The keys sealing aggregator tokens; null when bank feeds are off. */
+export const bankTokenKeysOf = (config: Config): TokenKeys | null => bankFeedsOf(config)?.tokenKeys ?? null;
 
 /** The keys sealing webhook signing secrets: WEBHOOK_SECRET_KEYS, or outside production a fixed development key. */
 export const webhookSecretKeysOf = (config: Config): SecretKeys =>

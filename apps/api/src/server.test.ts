@@ -1,14 +1,17 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /** Starts the real server on the embedded database and resolves with its base URL. */
-function start(dataDir: string): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+function start(
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; base: string; output: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'server.ts')], {
-    env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -72,6 +75,32 @@ describe('npm start on the embedded database', () => {
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 150_000);
+});
+
+describe('npm start in production', () => {
+  it('refuses to start with the aggregator left at the sandbox, naming the variable, and touches nothing', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'production-server-'));
+    const keys = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
+    try {
+      const refused = await start(dataDir, {
+        NODE_ENV: 'production',
+        PUBLIC_ORIGIN: 'https://books.example.com',
+        WEBHOOK_SECRET_KEYS: keys,
+        AUDIT_HMAC_KEYS: keys,
+        BANK_TOKEN_KEYS: keys,
+        PLAID_CLIENT_ID: 'sandbox-client-id',
+        PLAID_SECRET: 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5',
+      }).catch((err: Error) => err);
+      expect(refused).toBeInstanceOf(Error);
+      const message = (refused as Error).message;
+      expect(message).toMatch(/exited early \(1\)/);
+      expect(message).toMatch(/PLAID_CLIENT_ID: a sandbox's value, refused when NODE_ENV=production/);
+      expect(message).not.toMatch(/\n\s+at /);
+      expect(await readdir(dataDir)).toEqual([]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 /** Runs `npm run cli` (its bin) on the embedded database in dataDir; never throws on a non-zero exit. */

@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runRequestedSyncs } from '@firm/banking';
+import { runRequestedSyncs, SANDBOX_PLAID } from '@firm/banking';
 import { startScheduledEntryRunner } from '@firm/ledger';
 import { type SandboxAggregatorServer, startSandboxAggregator } from '@firm/banking/sandbox/server';
 import { runCli } from '@firm/cli/main';
@@ -17,7 +17,7 @@ import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
 import { sql } from 'drizzle-orm';
 import { buildApp } from './app';
-import { bankTokenKeysOf, type Config, ConfigError, DEFAULT_PLAID_BASE_URL, loadConfig } from './config';
+import { bankFeedsOf, bankTokenKeysOf, type Config, ConfigError, loadConfig } from './config';
 
 /**
  * Reads config, opens the database, listens, and shuts down gracefully: on SIGTERM/SIGINT the
@@ -43,7 +43,8 @@ async function main() {
   app.addHook('onClose', async () => database.close());
   if (owner) {
     // `npm run cli` against this data directory runs its commands here, on this process's database.
-    const banking = app.bankTokenKeys ? { aggregator: app.aggregator, tokenKeys: app.bankTokenKeys } : undefined;
+    const banking =
+      app.aggregator && app.bankTokenKeys ? { aggregator: app.aggregator, tokenKeys: app.bankTokenKeys } : undefined;
     const audit = async () => app.auditTrail;
     owner.serve((argv, io) => runCli(argv, database, io, banking, app.qbo?.config ?? null, audit));
     app.addHook('preClose', async () => owner.stopServing());
@@ -96,10 +97,10 @@ async function main() {
 
   // Bank feed syncs a verified webhook asked for start at once in the process that received it; this sweep takes
   // those a process left behind (it stopped first), claimed with FOR UPDATE SKIP LOCKED like any worker's.
-  const keys = app.bankTokenKeys;
-  if (keys) {
+  const { aggregator, bankTokenKeys: keys } = app;
+  if (aggregator && keys) {
     const feeds = setInterval(() => {
-      runRequestedSyncs(database.db, app.aggregator, keys).catch((err: unknown) =>
+      runRequestedSyncs(database.db, aggregator, keys).catch((err: unknown) =>
         isConnectionLost(err)
           ? app.databaseStatus.reportUnavailable(err)
           : app.log.warn({ err }, 'requested bank feed syncs failed'),
@@ -148,12 +149,12 @@ async function sandboxAggregatorFor(
   kind: 'embedded' | 'postgres',
   log: { info(obj: object, msg: string): void },
 ): Promise<SandboxAggregatorServer | null> {
-  if (kind !== 'embedded' || !config.SANDBOX_AGGREGATOR || config.PLAID_BASE_URL !== DEFAULT_PLAID_BASE_URL)
-    return null;
-  const url = new URL(config.PLAID_BASE_URL);
+  const feeds = bankFeedsOf(config);
+  if (kind !== 'embedded' || !config.SANDBOX_AGGREGATOR || feeds?.basePath !== SANDBOX_PLAID.basePath) return null;
+  const url = new URL(feeds.basePath);
   try {
     return await startSandboxAggregator(
-      { clientId: config.PLAID_CLIENT_ID, secret: config.PLAID_SECRET },
+      { clientId: feeds.clientId, secret: feeds.secret },
       Number(url.port),
       url.hostname,
     );

@@ -37,9 +37,9 @@ declare module 'fastify' {
     /** Whether the database answers and is migrated; failures are logged once per change. */
     databaseStatus: DatabaseStatus;
     config: Config;
-    /** The bank-data aggregator bank feeds go through. */
-    aggregator: Aggregator;
-    /** Keys sealing aggregator access tokens at rest; null in production without BANK_TOKEN_KEYS. */
+    /** The bank-data aggregator bank feeds go through; null with BANK_FEEDS=off. */
+    aggregator: Aggregator | null;
+    /** Keys sealing aggregator access tokens at rest; null with BANK_FEEDS=off. */
     bankTokenKeys: TokenKeys | null;
     /** The keys webhook signing secrets are sealed under. */
     webhookSecretKeys: SecretKeys;

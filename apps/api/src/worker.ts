@@ -3,7 +3,7 @@ import { DatabaseStatus, isConnectionLost, openDatabase } from '@firm/db';
 import { startScheduledEntryRunner } from '@firm/ledger';
 import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
-import { bankTokenKeysOf, webhookSecretKeysOf, ConfigError, loadConfig } from './config';
+import { bankFeedsOf, webhookSecretKeysOf, ConfigError, loadConfig } from './config';
 
 /**
  * The webhook worker on its own (`npm run worker`), for deployments that scale delivery apart from
@@ -50,21 +50,18 @@ async function main() {
   });
 
   // Bank feed syncs that aggregator webhooks requested, claimed with FOR UPDATE SKIP LOCKED beside other workers.
-  const keys = bankTokenKeysOf(config);
-  const aggregator = new PlaidAggregator({
-    clientId: config.PLAID_CLIENT_ID,
-    secret: config.PLAID_SECRET,
-    basePath: config.PLAID_BASE_URL,
-  });
-  const feeds = keys
-    ? setInterval(() => {
-        runRequestedSyncs(database.db, aggregator, keys).catch((err: unknown) =>
-          isConnectionLost(err)
-            ? status.reportUnavailable(err)
-            : process.stderr.write(`requested bank feed syncs failed: ${(err as Error).stack}\n`),
-        );
-      }, 10_000)
-    : null;
+  const banking = bankFeedsOf(config);
+  const aggregator = banking && new PlaidAggregator(banking);
+  const feeds =
+    banking && aggregator
+      ? setInterval(() => {
+          runRequestedSyncs(database.db, aggregator, banking.tokenKeys).catch((err: unknown) =>
+            isConnectionLost(err)
+              ? status.reportUnavailable(err)
+              : process.stderr.write(`requested bank feed syncs failed: ${(err as Error).stack}\n`),
+          );
+        }, 10_000)
+      : null;
 
   closeWithGrace({ delay: config.WEBHOOK_TIMEOUT_MS + 5000 }, async ({ err }) => {
     if (err) process.stderr.write(`shutting down after an error: ${err.stack}\n`);

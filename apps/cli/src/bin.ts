@@ -1,25 +1,24 @@
 import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { type Database, DataDirInUseError, claimDataDir, openDatabase, runInOwner } from '@firm/db';
-import { DEVELOPMENT_TOKEN_KEYS, PlaidAggregator, parseTokenKeys } from '@firm/banking';
+import { bankFeedsConfigFrom, PlaidAggregator } from '@firm/banking';
 import { openAuditTrail } from '@firm/gateway';
 import { qboConfigFrom } from '@firm/qbo';
 import { type BankingDeps, type Io, describeFailure, parseCommand, readsStdin, runCli } from './main';
 
 const argv = process.argv.slice(2);
 
-/** The aggregator and token keys from the environment, as the API reads them; none in production without keys. */
-function bankingFromEnv(env = process.env): BankingDeps | undefined {
-  const tokenKeys = env.BANK_TOKEN_KEYS || (env.NODE_ENV === 'production' ? null : DEVELOPMENT_TOKEN_KEYS);
-  if (!tokenKeys) return undefined;
-  return {
-    aggregator: new PlaidAggregator({
-      clientId: env.PLAID_CLIENT_ID || 'sandbox-client-id',
-      secret: env.PLAID_SECRET || 'sandbox-secret',
-      basePath: env.PLAID_BASE_URL || 'http://127.0.0.1:4010',
-    }),
-    tokenKeys: parseTokenKeys(tokenKeys),
-  };
+/**
+ * The aggregator and token keys from the environment, as the API reads them: none with BANK_FEEDS=off, and why not
+ * (naming the variable) when the settings are incomplete, which the bank-feed commands then say.
+ */
+function bankingFromEnv(env = process.env): BankingDeps | string | undefined {
+  try {
+    const feeds = bankFeedsConfigFrom(env, { production: env.NODE_ENV === 'production' });
+    return feeds ? { aggregator: new PlaidAggregator(feeds), tokenKeys: feeds.tokenKeys } : undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 /** QuickBooks Online from the environment, as the API reads it; null when QBO_CLIENT_ID is not set. */
 const qboFromEnv = (env = process.env) => qboConfigFrom(env, { production: env.NODE_ENV === 'production' });

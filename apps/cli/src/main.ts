@@ -51,7 +51,8 @@ interface Run {
   database: Database;
   io: Io;
   print: (value: unknown, human: string) => void;
-  banking: BankingDeps | undefined;
+  /** The aggregator and token keys; undefined with BANK_FEEDS=off, or why the settings are refused. */
+  banking: BankingDeps | string | undefined;
   /** QuickBooks Online, when QBO_CLIENT_ID is set. */
   qbo: QboConfig | null;
   /** The agent audit trail's keys and anchors, opened only by the command that needs them. */
@@ -111,7 +112,7 @@ async function firmManager(database: Database, firmId: string, email: string): P
 }
 
 async function syncAndPrint(run: Run, organizationId: string, firmId: string, feedId: string): Promise<number> {
-  const banking = run.banking as BankingDeps;
+  const banking = requireBanking(run);
   const ctx = { firmId, actor: { kind: 'cli', id: 'operator' } };
   const result = await syncFeed(run.database.db, ctx, banking.aggregator, banking.tokenKeys, organizationId, feedId);
   run.print(
@@ -131,7 +132,8 @@ const connectionLine = (c: QboConnection) =>
   `${c.organizationId}  realm ${c.realmId}  ${c.status}${c.lastError ? `  (${c.lastError})` : ''}`;
 
 function requireBanking(run: Run): BankingDeps {
-  if (!run.banking) throw new CliError('bank feeds need BANK_TOKEN_KEYS (NODE_ENV=production)');
+  if (typeof run.banking === 'string') throw new CliError(run.banking);
+  if (!run.banking) throw new CliError('bank feeds are turned off (BANK_FEEDS=off)');
   return run.banking;
 }
 
@@ -450,7 +452,7 @@ const COMMANDS: Command[] = [
     },
     synopsis: '--org ID --public-token TOKEN --institution NAME --account MASK=LEDGER_ACCOUNT_ID [...] [--json]',
     summary: 'connect a bank feed through the aggregator and run its first sync',
-    help: 'Reads PLAID_CLIENT_ID, PLAID_SECRET, PLAID_BASE_URL and BANK_TOKEN_KEYS as the API does.',
+    help: 'Reads BANK_FEEDS, PLAID_CLIENT_ID, PLAID_SECRET, PLAID_BASE_URL and BANK_TOKEN_KEYS as the API does.',
     async run(run) {
       const { values, database } = run;
       const organizationId = uuid(values.org, '--org');
@@ -569,8 +571,8 @@ ${COMMANDS.map((c) => `  ${synopsisOf(c)}\n      ${c.summary}`).join('\n')}
 
 Every command takes --help. Exit codes: 0 done, 1 failed (one line on stderr says why), 2 usage error.
 environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data); while a server
-owns that directory, commands run in the server. Bank feeds: PLAID_CLIENT_ID, PLAID_SECRET, PLAID_BASE_URL,
-BANK_TOKEN_KEYS as for the API. Audit verification: AUDIT_HMAC_KEYS and AUDIT_ANCHOR_DIR as for the API.`;
+owns that directory, commands run in the server. Bank feeds: BANK_FEEDS, PLAID_CLIENT_ID, PLAID_SECRET,
+PLAID_BASE_URL, BANK_TOKEN_KEYS as for the API. Audit verification: AUDIT_HMAC_KEYS and AUDIT_ANCHOR_DIR as for the API.`;
 
 function helpOf(c: Command): string {
   return [`usage: npm run cli -- ${synopsisOf(c)}`, '', c.summary, ...(c.help ? ['', c.help] : [])].join('\n');
@@ -637,7 +639,7 @@ export async function runCli(
   argv: string[],
   database: Database | (() => Database),
   io: Io,
-  banking?: BankingDeps,
+  banking?: BankingDeps | string,
   qbo: QboConfig | null = null,
   audit?: () => Promise<AuditTrail>,
 ): Promise<number> {

@@ -4,6 +4,7 @@ export * from './reconciliations';
 export * from './status-report';
 export * from './transactions';
 export * from './feeds/aggregator';
+export * from './feeds/config';
 export * from './feeds/connections';
 export * from './feeds/plaid';
 export * from './feeds/secrets';

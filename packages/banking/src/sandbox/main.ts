@@ -1,3 +1,4 @@
+import { SANDBOX_PLAID } from '../feeds/config';
 import { startSandboxAggregator } from './server';
 
 /**
@@ -7,8 +8,8 @@ import { startSandboxAggregator } from './server';
 const port = Number(process.env.SANDBOX_AGGREGATOR_PORT ?? 4010);
 const sandbox = await startSandboxAggregator(
   {
-    clientId: process.env.PLAID_CLIENT_ID ?? 'sandbox-client-id',
-    secret: process.env.PLAID_SECRET ?? 'sandbox-secret',
+    clientId: process.env.PLAID_CLIENT_ID ?? SANDBOX_PLAID.clientId,
+    secret: process.env.PLAID_SECRET ?? SANDBOX_PLAID.secret,
     ...(process.env.SANDBOX_START_DATE ? { start: process.env.SANDBOX_START_DATE } : {}),
   },
   port,

@@ -413,3 +413,39 @@ describe('the aggregator webhook', () => {
     expect(left.map((r) => r.delivery_id)).toEqual(['live-delivery']);
   });
 });
+
+describe('bank feeds turned off (BANK_FEEDS=off)', () => {
+  it('lists feeds, refuses to connect one with 503, serves no aggregator webhook, and builds no aggregator', async () => {
+    const off = await buildApp({ config: testConfig({ BANK_FEEDS: 'off' }), database: t.database });
+    try {
+      expect(off.aggregator).toBeNull();
+      expect(off.bankTokenKeys).toBeNull();
+      const listed = await off.inject({ method: 'GET', url: '/api/v1/bank-feeds', headers: t.orgHeaders });
+      expect(listed.statusCode).toBe(200);
+      const connect = await off.inject({
+        method: 'POST',
+        url: '/api/v1/bank-feeds',
+        headers: t.orgHeaders,
+        payload: {
+          publicToken: 'public-sandbox-unused',
+          institutionName: 'Savings Bank',
+          accounts: [{ mask: '0000', accountId: t.account('1010') }],
+        },
+      });
+      expect(connect.statusCode).toBe(503);
+      expect(connect.json().error).toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+        message: expect.stringContaining('BANK_FEEDS=off'),
+      });
+      const hook = await off.inject({
+        method: 'POST',
+        url: '/api/aggregator/webhook',
+        headers: { 'content-type': 'application/json', 'plaid-verification': 'x.y.z' },
+        payload: '{}',
+      });
+      expect(hook.statusCode).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+});

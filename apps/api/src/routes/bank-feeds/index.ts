@@ -68,12 +68,14 @@ export const bankFeedRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const keys = app.bankTokenKeys;
-      if (!keys) throw new DomainError('SERVICE_UNAVAILABLE', 'bank feeds are not configured (BANK_TOKEN_KEYS)');
+      const { aggregator, bankTokenKeys: keys } = app;
+      if (!aggregator || !keys) {
+        throw new DomainError('SERVICE_UNAVAILABLE', 'bank feeds are turned off on this server (BANK_FEEDS=off)');
+      }
       const ctx = ledgerContext(request);
       const orgId = request.organization.id;
-      const feed = await connectBankFeed(db(), ctx, app.aggregator, keys, orgId, request.body);
-      await syncFeed(db(), ctx, app.aggregator, keys, orgId, feed.id).catch((err: unknown) =>
+      const feed = await connectBankFeed(db(), ctx, aggregator, keys, orgId, request.body);
+      await syncFeed(db(), ctx, aggregator, keys, orgId, feed.id).catch((err: unknown) =>
         request.log.warn({ err, connectionId: feed.id }, 'first bank feed sync failed'),
       );
       return reply.code(201).send({ data: await getBankFeed(db(), orgId, feed.id) });

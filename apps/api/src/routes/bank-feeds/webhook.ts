@@ -15,6 +15,9 @@ export const AGGREGATOR_WEBHOOK_PATH = '/api/aggregator/webhook';
  * only make a sender that lost our first answer retry something that is done. It is logged as a replay.
  */
 export async function aggregatorWebhookRoutes(app: FastifyInstance) {
+  const { aggregator } = app;
+  // Bank feeds turned off (BANK_FEEDS=off): nobody is to call, so nothing is served.
+  if (!aggregator) return;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
@@ -38,11 +41,11 @@ export async function aggregatorWebhookRoutes(app: FastifyInstance) {
     },
     async (request) => {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const event = await app.aggregator.verifyWebhook(request.headers, raw).catch((err: unknown) => {
+      const event = await aggregator.verifyWebhook(request.headers, raw).catch((err: unknown) => {
         request.log.warn({ err }, 'aggregator webhook refused');
         throw err;
       });
-      const { duplicate, syncRequested } = await acceptFeedWebhook(app.database.db, app.aggregator.provider, event);
+      const { duplicate, syncRequested } = await acceptFeedWebhook(app.database.db, aggregator.provider, event);
       if (duplicate) {
         request.log.warn(
           { deliveryId: event.deliveryId, itemId: event.itemId },
@@ -55,7 +58,7 @@ export async function aggregatorWebhookRoutes(app: FastifyInstance) {
           app.log.warn({ err }, 'pruning remembered aggregator webhooks failed'),
         );
         if (syncRequested && keys) {
-          runRequestedSyncs(app.database.db, app.aggregator, keys).catch((err: unknown) =>
+          runRequestedSyncs(app.database.db, aggregator, keys).catch((err: unknown) =>
             app.log.error({ err }, 'requested bank feed syncs failed'),
           );
         }
