@@ -257,6 +257,13 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
     retryable: false,
     description: 'No such bank feed connection in this organization.',
   },
+  BANK_FEED_NEEDS_RELINK: {
+    status: 409,
+    retryable: false,
+    description:
+      "The feed's stored aggregator authorization does not open for this connection (sealed for another one, altered, " +
+      'or under a key no longer configured): connect the bank again. The feed shows status needs_relink until then.',
+  },
   AGGREGATOR_ERROR: {
     status: 502,
     retryable: true,

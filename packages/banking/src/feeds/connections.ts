@@ -4,7 +4,7 @@ import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { createBankAccount, REGISTER_SUBTYPES } from '../accounts';
 import type { Aggregator } from './aggregator';
-import { sealToken, type TokenKeys } from './secrets';
+import { sealToken, type TokenKeys, tokenContext } from './secrets';
 
 export interface FeedAccountLink {
   /** The aggregator's account, by its id or by the last digits the bank shows. */
@@ -25,7 +25,7 @@ export interface BankFeed {
   organizationId: string;
   provider: string;
   institutionName: string;
-  status: 'active' | 'error' | 'disconnected';
+  status: 'active' | 'error' | 'needs_relink' | 'disconnected';
   lastSyncedAt: string | null;
   lastError: string | null;
   lastErrorAt: string | null;
@@ -135,14 +135,14 @@ export async function connectBankFeed(
   });
   return db.transaction(async (tx) => {
     const id = newId();
-    const sealed = sealToken(keys, accessToken);
+    const sealed = sealToken(keys, accessToken, tokenContext(organizationId, id));
     const now = nowOf(ctx).toISOString();
     await tx.execute(sql`
       insert into bank_feed_connections
-        (id, organization_id, provider, institution_name, item_id, access_token, access_token_key_id, created_at,
-         updated_at)
+        (id, organization_id, provider, institution_name, item_id, access_token, access_token_key_id,
+         access_token_bound, created_at, updated_at)
       values (${id}, ${organizationId}, ${aggregator.provider}, ${input.institutionName}, ${itemId}, ${sealed.value},
-              ${sealed.keyId}, ${now}, ${now})`);
+              ${sealed.keyId}, true, ${now}, ${now})`);
     for (const link of links) {
       const [existing] = rowsOf<{ id: string; feed_connection_id: string | null }>(
         await tx.execute(sql`select id, feed_connection_id from bank_accounts

@@ -12,7 +12,7 @@ import { createBankingFixture, type BankingFixture } from '../testing';
 import { getBankTransaction } from '../transactions';
 import { connectBankFeed, listBankFeeds } from './connections';
 import { PlaidAggregator } from './plaid';
-import { parseTokenKeys } from './secrets';
+import { openToken, parseTokenKeys, sealToken, tokenContext } from './secrets';
 import { syncFeed } from './sync';
 
 const CLIENT = { clientId: 'test-client', secret: 'test-secret' };
@@ -267,6 +267,102 @@ describe('feed sync through the Plaid client against the sandbox aggregator', ()
     const after = await rows();
     expect(after).toHaveLength(seeded.length + 1);
     expect(after).toContainEqual({ external_id: `${itemId}-late-1`, amount_cents: -1_234 });
+  });
+});
+
+describe('access tokens at rest', () => {
+  interface Sealed {
+    access_token: string;
+    access_token_key_id: string;
+    access_token_bound: boolean;
+  }
+  const sealed = async (id: string) =>
+    rowsOf<Sealed>(
+      await db.execute(sql`select access_token, access_token_key_id, access_token_bound from bank_feed_connections
+        where id = ${id}`),
+    )[0] as Sealed;
+  const syncCalls = () => sandbox.requestCount('/transactions/sync');
+
+  it('are bound to their connection: a token copied into another row does not open there, which then needs a relink', async () => {
+    const a = await createBankingFixture(db);
+    const b = await createBankingFixture(db);
+    const feedA = await connect(a);
+    const feedB = await connect(b);
+    const ownB = await sealed(feedB.id);
+    expect(ownB.access_token_bound).toBe(true);
+
+    // Someone who can write to the table gives B the token of A's bank; as bound, then passed off as sealed unbound.
+    for (const bound of [true, false]) {
+      await db.execute(sql`update bank_feed_connections set access_token = a.access_token,
+          access_token_key_id = a.access_token_key_id, access_token_bound = ${bound}
+        from (select access_token, access_token_key_id from bank_feed_connections where id = ${feedA.id}) a
+        where bank_feed_connections.id = ${feedB.id}`);
+      const calls = syncCalls();
+      await expect(syncFeed(db, b.ctx, plaid, keys, b.orgId, feedB.id)).rejects.toMatchObject({
+        code: 'BANK_FEED_NEEDS_RELINK',
+        message: expect.stringContaining('connect the bank again'),
+      });
+      expect(syncCalls(), 'the aggregator is not called with it').toBe(calls);
+      const [health] = await listBankFeeds(db, b.orgId);
+      expect(health).toMatchObject({
+        status: 'needs_relink',
+        lastError: expect.stringContaining('sealed for another connection'),
+      });
+      expect(await register(b.orgId)).toEqual([]);
+      expect(await sealed(feedB.id), 'left as it was').toMatchObject({ access_token_bound: bound });
+    }
+    // A's own connection is untouched and syncs.
+    expect((await syncFeed(db, a.ctx, plaid, keys, a.orgId, feedA.id)).pages).toBeGreaterThan(0);
+
+    // A key dropped from BANK_TOKEN_KEYS is said as such; restoring B's own token makes it work again.
+    const other = parseTokenKeys(`k2:${randomBytes(32).toString('base64')}`);
+    await db.execute(sql`update bank_feed_connections set access_token = ${ownB.access_token},
+        access_token_key_id = ${ownB.access_token_key_id}, access_token_bound = true where id = ${feedB.id}`);
+    await expect(syncFeed(db, b.ctx, plaid, other, b.orgId, feedB.id)).rejects.toMatchObject({
+      code: 'BANK_FEED_NEEDS_RELINK',
+      message: expect.stringContaining('its key k1 is not in BANK_TOKEN_KEYS'),
+    });
+    expect((await syncFeed(db, b.ctx, plaid, keys, b.orgId, feedB.id)).pages).toBeGreaterThan(0);
+    expect((await listBankFeeds(db, b.orgId))[0]).toMatchObject({ status: 'active', lastError: null });
+  });
+
+  it('sealed before binding still work: each is resealed bound on its first read, and then opens only there', async () => {
+    const f = await createBankingFixture(db);
+    const feed = await connect(f);
+    const bound = await sealed(feed.id);
+    const token = openToken(keys, bound.access_token, bound.access_token_key_id, tokenContext(f.orgId, feed.id));
+    // The row as a release before binding left it: sealed without additional data, marked unbound by migration 0022.
+    const legacy = sealToken(keys, token);
+    await db.execute(sql`update bank_feed_connections set access_token = ${legacy.value},
+        access_token_key_id = ${legacy.keyId}, access_token_bound = false where id = ${feed.id}`);
+
+    // Two syncs read it at once: both work, and it is resealed under the row's lock.
+    const results = await Promise.all([
+      syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id, { count: 20 }),
+      syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id, { count: 20 }),
+    ]);
+    expect(results.reduce((n, r) => n + r.pages, 0)).toBeGreaterThan(0);
+    expect((await register(f.orgId)).length).toBeGreaterThan(10);
+    const resealed = await sealed(feed.id);
+    expect(resealed.access_token_bound).toBe(true);
+    expect(resealed.access_token).not.toBe(legacy.value);
+    expect(openToken(keys, resealed.access_token, resealed.access_token_key_id, tokenContext(f.orgId, feed.id))).toBe(
+      token,
+    );
+    expect(() => openToken(keys, resealed.access_token, resealed.access_token_key_id)).toThrow();
+    const [health] = await listBankFeeds(db, f.orgId);
+    expect(health).toMatchObject({ status: 'active', lastError: null });
+    // Later reads find it bound and leave it as it is.
+    await syncFeed(db, f.ctx, plaid, keys, f.orgId, feed.id);
+    expect((await sealed(feed.id)).access_token).toBe(resealed.access_token);
+
+    // A new key put first: the next read reseals under it, after which the old key can be dropped.
+    const spec = (id: string) => `${id}:${keys.keys.get(id)?.toString('base64')}`;
+    const fresh = `k3:${randomBytes(32).toString('base64')}`;
+    await syncFeed(db, f.ctx, plaid, parseTokenKeys(`${fresh},${spec('k1')}`), f.orgId, feed.id);
+    expect(await sealed(feed.id)).toMatchObject({ access_token_key_id: 'k3', access_token_bound: true });
+    await syncFeed(db, f.ctx, plaid, parseTokenKeys(fresh), f.orgId, feed.id);
+    expect((await listBankFeeds(db, f.orgId))[0]).toMatchObject({ status: 'active', lastError: null });
   });
 });
 

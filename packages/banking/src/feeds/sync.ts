@@ -1,11 +1,11 @@
 import { DomainError, isUuid, newId } from '@firm/core';
-import { type Db, rowsOf, type Tx } from '@firm/db';
+import { type Db, type Executor, rowsOf, type Tx } from '@firm/db';
 import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { unapplyBankTransaction } from '../actions';
 import { bankTransactionEvent, getBankTransaction } from '../transactions';
 import type { Aggregator, FeedPage, FeedTransaction } from './aggregator';
-import { openToken, type TokenKeys } from './secrets';
+import { openToken, sealToken, TokenKeyMissing, type TokenKeys, tokenContext } from './secrets';
 
 export interface SyncResult {
   pages: number;
@@ -28,17 +28,74 @@ interface Connection {
   cursor: string | null;
   access_token: string;
   access_token_key_id: string;
+  access_token_bound: boolean;
 }
 
-async function readConnection(db: Db, organizationId: string, id: string): Promise<Connection> {
+async function readConnection(db: Executor, organizationId: string, id: string, lock = false): Promise<Connection> {
   const [row] = isUuid(id)
     ? rowsOf<Connection>(
-        await db.execute(sql`select id, cursor, access_token, access_token_key_id from bank_feed_connections
-          where organization_id = ${organizationId} and id = ${id}`),
+        await db.execute(sql`select id, cursor, access_token, access_token_key_id, access_token_bound
+          from bank_feed_connections
+          where organization_id = ${organizationId} and id = ${id} ${lock ? sql`for update` : sql``}`),
       )
     : [];
   if (!row) throw new DomainError('BANK_FEED_NOT_FOUND', 'bank feed not found');
   return row;
+}
+
+/** The token in clear, or why it does not open (for the connection's lastError). */
+function tryOpen(keys: TokenKeys, row: Connection, context: string | undefined): { token: string } | { why: string } {
+  try {
+    return { token: openToken(keys, row.access_token, row.access_token_key_id, context) };
+  } catch (err) {
+    return {
+      why:
+        err instanceof TokenKeyMissing
+          ? `its key ${row.access_token_key_id} is not in BANK_TOKEN_KEYS`
+          : 'it was sealed for another connection, or altered',
+    };
+  }
+}
+
+/**
+ * The connection's access token in clear. A token sealed bound to its row opens only in that row. One sealed before
+ * tokens were bound, or under a key that is no longer the current one, is opened as it was and sealed anew, bound and
+ * under the current key, under the row's lock in a transaction of its own, so two readers reseal it once (this is
+ * the only place a token is read, so every one is resealed before it is used). A token that does not open leaves the
+ * connection needs_relink, recorded like a failed sync, and throws BANK_FEED_NEEDS_RELINK rather than syncing with
+ * it: connecting the bank again gives a usable one (restoring a key dropped by mistake works too: the status follows
+ * the next sync).
+ */
+async function connectionToken(
+  db: Db,
+  ctx: LedgerContext,
+  keys: TokenKeys,
+  organizationId: string,
+  connection: Connection,
+): Promise<string> {
+  const context = tokenContext(organizationId, connection.id);
+  const settled = (row: Connection) => row.access_token_bound && row.access_token_key_id === keys.current;
+  const opened = settled(connection)
+    ? tryOpen(keys, connection, context)
+    : await db.transaction(async (tx) => {
+        const row = await readConnection(tx, organizationId, connection.id, true);
+        // Another process resealed it since it was read.
+        if (settled(row)) return tryOpen(keys, row, context);
+        const found = tryOpen(keys, row, row.access_token_bound ? context : undefined);
+        if (!('token' in found)) return found;
+        const sealed = sealToken(keys, found.token, context);
+        await tx.execute(sql`update bank_feed_connections set access_token = ${sealed.value},
+            access_token_key_id = ${sealed.keyId}, access_token_bound = true
+          where organization_id = ${organizationId} and id = ${connection.id}`);
+        return found;
+      });
+  if ('token' in opened) return opened.token;
+  const err = new DomainError(
+    'BANK_FEED_NEEDS_RELINK',
+    `the stored access token of bank feed ${connection.id} does not open (${opened.why}); connect the bank again`,
+  );
+  await recordFailure(db, ctx, organizationId, connection.id, err, 'needs_relink');
+  throw err;
 }
 
 interface ExistingRow {
@@ -72,7 +129,7 @@ export async function syncFeed(
   for (;;) {
     if (options.maxPages !== undefined && result.pages + result.skipped >= options.maxPages) return result;
     const connection = await readConnection(db, organizationId, connectionId);
-    const token = openToken(keys, connection.access_token, connection.access_token_key_id);
+    const token = await connectionToken(db, ctx, keys, organizationId, connection);
     let page: FeedPage;
     try {
       page = await aggregator.syncPage(token, connection.cursor, options.count ?? 100);
@@ -113,11 +170,18 @@ export async function syncFeed(
   }
 }
 
-async function recordFailure(db: Db, ctx: LedgerContext, organizationId: string, connectionId: string, err: unknown) {
+async function recordFailure(
+  db: Db,
+  ctx: LedgerContext,
+  organizationId: string,
+  connectionId: string,
+  err: unknown,
+  status: 'error' | 'needs_relink' = 'error',
+) {
   const message = err instanceof Error ? err.message : String(err);
   const now = nowOf(ctx).toISOString();
   await db.transaction(async (tx) => {
-    await tx.execute(sql`update bank_feed_connections set status = 'error', last_error = ${message},
+    await tx.execute(sql`update bank_feed_connections set status = ${status}, last_error = ${message},
         last_error_at = ${now}, updated_at = ${now}
       where organization_id = ${organizationId} and id = ${connectionId}`);
     await recordEvent(tx, ctx, {

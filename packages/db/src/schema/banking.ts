@@ -54,6 +54,11 @@ export const bankFeedConnections = pgTable(
     /** AES-256-GCM ciphertext of the aggregator's access token, and the id of the key it is sealed under. */
     accessToken: text('access_token').notNull(),
     accessTokenKeyId: text('access_token_key_id').notNull(),
+    /**
+     * True: sealed with the connection's organization and id as additional data, so it opens only in this row. False:
+     * sealed before tokens were bound; resealed bound the first time it is read.
+     */
+    accessTokenBound: boolean('access_token_bound').notNull().default(false),
     /** The aggregator's cursor after the last page committed; null before the first sync. */
     cursor: text('cursor'),
     status: text('status').notNull().default('active'),
@@ -71,7 +76,7 @@ export const bankFeedConnections = pgTable(
     index('bank_feed_connections_sync_requested_idx')
       .on(t.syncRequestedAt)
       .where(sql`${t.syncRequestedAt} is not null`),
-    check('bank_feed_connections_status', sql`${t.status} in ('active', 'error', 'disconnected')`),
+    check('bank_feed_connections_status', sql`${t.status} in ('active', 'error', 'needs_relink', 'disconnected')`),
   ],
 );
 

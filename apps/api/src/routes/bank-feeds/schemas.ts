@@ -18,8 +18,10 @@ export const BankFeed = Type.Object(
     organizationId: Uuid(),
     provider: Type.String({ description: 'The aggregator: plaid.' }),
     institutionName: Type.String(),
-    status: Type.Enum(['active', 'error', 'disconnected'], {
-      description: 'active: the last sync succeeded. error: the last sync failed (lastError says why).',
+    status: Type.Enum(['active', 'error', 'needs_relink', 'disconnected'], {
+      description:
+        'active: the last sync succeeded. error: the last sync failed (lastError says why). needs_relink: the stored ' +
+        'aggregator authorization does not open for this connection; connect the bank again.',
     }),
     lastSyncedAt: Nullable(Timestamp()),
     lastError: Nullable(Type.String()),
@@ -42,7 +44,7 @@ export const BankFeedHealth = Type.Object(
       Type.Object({
         connectionId: Uuid(),
         institutionName: Type.String(),
-        status: Type.Enum(['active', 'error', 'disconnected']),
+        status: Type.Enum(['active', 'error', 'needs_relink', 'disconnected']),
         lastSyncedAt: Nullable(Timestamp()),
         lastError: Nullable(Type.String()),
         lastErrorAt: Nullable(Timestamp()),
