@@ -1,6 +1,7 @@
 import { acceptFeedWebhook, pruneFeedWebhookDeliveries, runRequestedSyncs, WEBHOOK_MAX_AGE_S } from '@firm/banking';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { errorResponses } from '../../errors';
 
 export const AGGREGATOR_WEBHOOK_PATH = '/api/aggregator/webhook';
 
@@ -36,6 +37,7 @@ export async function aggregatorWebhookRoutes(app: FastifyInstance) {
             syncRequested: Type.Boolean(),
             duplicate: Type.Boolean({ description: 'This delivery was accepted before; nothing was done this time.' }),
           }),
+          ...errorResponses(400, 401, 413, 415),
         },
       },
     },
