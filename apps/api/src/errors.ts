@@ -30,6 +30,23 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
   },
   ORGANIZATION_REQUIRED: { status: 400, retryable: false, description: 'The x-organization-id header is required.' },
   ORGANIZATION_NOT_FOUND: { status: 404, retryable: false, description: 'No such organization for this caller.' },
+  COMPANY_NAME_TAKEN: {
+    status: 409,
+    retryable: false,
+    description: 'Another company of the firm has this name (archived companies keep theirs).',
+  },
+  COMPANY_ARCHIVED: {
+    status: 409,
+    retryable: false,
+    description:
+      'The company is archived: its books and reports can be read, nothing can be written to them. Unarchive it ' +
+      '(POST /api/v1/companies/{companyId}/unarchive) first.',
+  },
+  CURRENCY_LOCKED: {
+    status: 409,
+    retryable: false,
+    description: 'The currency of a company that has posted entries cannot change.',
+  },
   ACCOUNT_NOT_FOUND: { status: 404, retryable: false, description: 'No such account in this organization.' },
   ACCOUNT_CODE_TAKEN: {
     status: 409,

@@ -4,6 +4,10 @@
  * An event's `data` is the resource as the API returns it.
  */
 export const EVENT_TYPES = {
+  'company.created': 'A client company was created (with its chart of accounts, if its template has one).',
+  'company.updated': 'A client company was changed (name, legal name, tax id, currency, fiscal-year start month).',
+  'company.archived': 'A client company was archived: its books stay readable, nothing can be written to them.',
+  'company.unarchived': 'An archived client company was brought back: its books can be written to again.',
   'entry.created': 'A draft journal entry was created (it moves no balance until posted).',
   'entry.posted': 'A journal entry was posted.',
   'entry.voided': 'A posted journal entry was voided.',

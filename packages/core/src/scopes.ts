@@ -4,6 +4,7 @@
  */
 export const SCOPES = {
   'organizations:read': 'See the client companies the firm manages',
+  'companies:write': 'Create, change, archive and unarchive client companies (owners and admins)',
   'accounts:read': 'Read charts of accounts and account balances',
   'accounts:write': 'Create, change and delete accounts',
   'entries:read': 'Read journal entries and lines',

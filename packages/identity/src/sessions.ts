@@ -8,8 +8,12 @@ import { generateSecret, hashSecret, isWellFormedSecret } from './secrets';
 
 export const SESSION_TOKEN_PREFIX = 'ses_';
 
-/** Scopes only owners and admins hold through a session: managing connected apps and agent access, closing books. */
+/**
+ * Scopes only owners and admins hold through a session: managing connected apps, agent access and client companies,
+ * closing books.
+ */
 const ADMIN_ONLY_SCOPES: ReadonlySet<Scope> = new Set([
+  'companies:write',
   'connections:read',
   'connections:write',
   'books:close',

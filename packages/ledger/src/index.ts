@@ -2,6 +2,7 @@ export * from './account-ledger';
 export * from './accounts';
 export { rollupRows } from './balances';
 export * from './chart-template';
+export * from './companies';
 export * from './context';
 export { addDays, checkDateRange, fiscalYearStart, isIsoDate, todayUtc } from './dates';
 export * from './db-errors';

@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import {
+  check,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { firms } from './firms';
 import { organizations } from './organizations';
 
@@ -24,6 +36,7 @@ export const idempotencyKeys = pgTable(
       .references(() => organizations.id),
     /**
      * The key space: `api` for requests to the API (one key, one request of the organization, whatever its path),
+     * `firm` for requests of the firm that create an organization (the record kept under the one created),
      * `scheduled-journal-entries` for scheduled runs. Records written before 0015 hold their route pattern here.
      */
     route: text('route').notNull(),
@@ -42,6 +55,10 @@ export const idempotencyKeys = pgTable(
     primaryKey({ name: 'idempotency_keys_pkey', columns: [t.firmId, t.organizationId, t.route, t.key] }),
     // The purge deletes by expiry.
     index('idempotency_keys_expires_idx').on(t.expiresAt),
+    // A firm's key names one request of the firm, whichever organization it created.
+    uniqueIndex('idempotency_keys_firm_key')
+      .on(t.firmId, t.key)
+      .where(sql`${t.route} = 'firm'`),
     check('idempotency_keys_response', sql`(${t.status} = 'completed') = (${t.responseStatus} is not null)`),
     check('idempotency_keys_api_target', sql`${t.route} <> 'api' or ${t.target} is not null`),
   ],
