@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { type SeedResult, seedDemo } from '@firm/demo';
 import { createApiKey } from '@firm/identity';
 import { STANDARD_CHART } from '@firm/ledger';
+import { dispatchOutbox } from '@firm/webhooks';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app';
@@ -41,6 +42,9 @@ export async function createTestApp(
   options.prepare?.(app);
   await app.ready();
   const demo = await seedDemo(database.db, { password: DEMO_PASSWORD });
+  // A served demo's events (its companies created) go out before anyone can subscribe to them, as the webhook
+  // worker of a started server sends them: a test's subscriptions see only what the test does.
+  while ((await dispatchOutbox(database.db, { now: new Date(), batchSize: 100 })) > 0);
   const orgId = demo.organizations[0]?.id as string;
   const authorization = `Bearer ${demo.apiKey}`;
   const chart = await database.db.select().from(accounts).where(eq(accounts.organizationId, orgId));

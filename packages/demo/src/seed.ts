@@ -2,7 +2,7 @@ import { connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
 import { InProcessSandboxAggregator } from '@firm/banking/sandbox/in-process';
 import { acctClients, accounts, type Db, firms, organizations, users } from '@firm/db';
 import { createApiKey, generatePassword, hashPassword } from '@firm/identity';
-import { createScheduledEntry, STANDARD_CHART } from '@firm/ledger';
+import { createCompany, createScheduledEntry } from '@firm/ledger';
 import { asc, eq } from 'drizzle-orm';
 
 export const DEMO_FIRM_SLUG = 'demo';
@@ -52,10 +52,8 @@ export async function seedDemo(
         })
         .returning({ id: users.id });
       ownerId = owner?.id ?? null;
-      for (const name of DEMO_ORGANIZATIONS) {
-        const [org] = await tx.insert(organizations).values({ firmId, name }).returning({ id: organizations.id });
-        await tx.insert(accounts).values(STANDARD_CHART.map((a) => ({ ...a, organizationId: org?.id as string })));
-      }
+      const ctx = { firmId, actor: { kind: 'system', id: 'demo-seed' } };
+      for (const name of DEMO_ORGANIZATIONS) await createCompany(tx, ctx, { name, chartTemplate: 'standard' });
       // The demo firm opens its clients to agents, so the agent gateway has books to show on a fresh clone.
       await tx.update(acctClients).set({ agentAccess: 'read_write' }).where(eq(acctClients.firmId, firmId));
     } else {
