@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { todayUtc } from './dates';
+import { setCompanyArchived } from './companies';
 import { setBooksClosedThrough } from './periods';
 import {
   createScheduledEntry,
@@ -197,6 +198,24 @@ describe('scheduled journal entries', () => {
         where route = 'scheduled-journal-entries' and key like ${`${t.id}:%`}`),
     );
     expect(keys?.n).toBe(3);
+  });
+
+  it('wait while their company is archived, and catch up in order once it is unarchived', async () => {
+    const f = await fixture();
+    const t = await createScheduledEntry(db, f.ctx, f.orgId, rent(f, { startDate: '2026-01-01' }));
+    await db.transaction((tx) => setCompanyArchived(tx, f.ctx, f.orgId, true));
+    expect(await runDueScheduledEntries(db, { now: at('2026-03-20'), organizationId: f.orgId })).toEqual({
+      posted: 0,
+      failed: 0,
+    });
+    expect(await postedBy(t.id)).toEqual([]);
+    expect((await getScheduledEntry(db, f.orgId, t.id)).history).toEqual([]);
+    await db.transaction((tx) => setCompanyArchived(tx, f.ctx, f.orgId, false));
+    expect(await runDueScheduledEntries(db, { now: at('2026-03-20'), organizationId: f.orgId })).toEqual({
+      posted: 3,
+      failed: 0,
+    });
+    expect((await postedBy(t.id)).map((r) => r.occurrence)).toEqual(['2026-01-01', '2026-02-01', '2026-03-01']);
   });
 
   it('never posts one occurrence twice with workers racing', async () => {

@@ -407,11 +407,15 @@ export async function runDueScheduledEntries(
   return result;
 }
 
-/** A template whose next occurrence is due and not waiting for a retry (`t` is scheduled_journal_entries). */
+/**
+ * A template whose next occurrence is due and not waiting for a retry (`t` is scheduled_journal_entries), of a company
+ * that is not archived: an archived company's occurrences wait, and run in order once it is unarchived.
+ */
 const dueFilter = (now: Date, organizationId: string | null) => sql`t.status = 'active'
   and t.next_occurrence <= ${now.toISOString().slice(0, 10)}::date
   and (t.retry_at is null or t.retry_at <= ${now.toISOString()}::timestamptz)
-  and (${organizationId}::uuid is null or t.organization_id = ${organizationId}::uuid)`;
+  and (${organizationId}::uuid is null or t.organization_id = ${organizationId}::uuid)
+  and t.organization_id not in (select id from organizations where archived_at is not null)`;
 
 async function firmOf(db: Executor, organizationId: string): Promise<string> {
   const [row] = rowsOf<{ firm_id: string }>(

@@ -1,6 +1,6 @@
 import { DomainError, isUuid, newId } from '@firm/core';
 import { type Db, type Executor, rowsOf } from '@firm/db';
-import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
+import { assertCompanyWritable, type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { createBankAccount, REGISTER_SUBTYPES } from '../accounts';
 import type { Aggregator } from './aggregator';
@@ -90,6 +90,7 @@ export async function connectBankFeed(
   organizationId: string,
   input: ConnectFeedInput,
 ): Promise<BankFeed> {
+  await assertCompanyWritable(db, organizationId);
   // The ledger accounts are judged before the single-use public token is spent on a connection we would refuse.
   for (const [i, link] of input.accounts.entries()) {
     const field = `accounts[${i}].accountId`;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Db, rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
-import { getEntry } from '@firm/ledger';
+import { getEntry, setCompanyArchived } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { createBankingFixture, type BankingFixture } from '../testing';
 import { getBankTransaction } from '../transactions';
 import { connectBankFeed, listBankFeeds } from './connections';
 import { PlaidAggregator } from './plaid';
+import { requestFeedSync, runRequestedSyncs } from './requests';
 import { openToken, parseTokenKeys, sealToken, tokenContext } from './secrets';
 import { syncFeed } from './sync';
 
@@ -363,6 +364,43 @@ describe('access tokens at rest', () => {
     expect(await sealed(feed.id)).toMatchObject({ access_token_key_id: 'k3', access_token_bound: true });
     await syncFeed(db, f.ctx, plaid, parseTokenKeys(fresh), f.orgId, feed.id);
     expect((await listBankFeeds(db, f.orgId))[0]).toMatchObject({ status: 'active', lastError: null });
+  });
+});
+
+describe('an archived company', () => {
+  it('takes no feed rows: a sync is refused, a requested one waits until the company is unarchived', async () => {
+    const f = await createBankingFixture(db);
+    const aggregator = new InProcessSandboxAggregator('2026-10-01');
+    const connectFeed = () =>
+      connectBankFeed(db, f.ctx, aggregator, keys, f.orgId, {
+        publicToken: 'public-sandbox-demo',
+        institutionName: 'First Platypus Bank (sandbox)',
+        accounts: [{ mask: '0000', accountId: f.account('1000') }],
+      });
+    const feed = await connectFeed();
+    const archive = (archived: boolean) => db.transaction((tx) => setCompanyArchived(tx, f.ctx, f.orgId, archived));
+    const rowCount = async () =>
+      rowsOf<{ n: number }>(
+        await db.execute(sql`select count(*)::int as n from bank_transactions where organization_id = ${f.orgId}`),
+      )[0]?.n;
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e: unknown) => (e as { code?: string }).code,
+      );
+    await archive(true);
+    expect(await code(syncFeed(db, f.ctx, aggregator, keys, f.orgId, feed.id))).toBe('COMPANY_ARCHIVED');
+    expect(await code(connectFeed())).toBe('COMPANY_ARCHIVED');
+    const [itemId] = rowsOf<{ item_id: string }>(
+      await db.execute(sql`select item_id from bank_feed_connections where id = ${feed.id}`),
+    ).map((r) => r.item_id);
+    expect(await requestFeedSync(db, aggregator.provider, itemId as string)).toBe(true);
+    expect(await runRequestedSyncs(db, aggregator, keys)).toBe(0);
+    expect(await rowCount()).toBe(0);
+
+    await archive(false);
+    expect(await runRequestedSyncs(db, aggregator, keys)).toBe(1);
+    expect(await rowCount()).toBeGreaterThan(0);
   });
 });
 

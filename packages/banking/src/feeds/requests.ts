@@ -66,6 +66,7 @@ export async function pruneFeedWebhookDeliveries(db: Executor, batch = 500): Pro
 /**
  * Runs the requested syncs until none is left: each claimed with FOR UPDATE SKIP LOCKED (so several workers share
  * them) and cleared in the claim's own transaction; the sync itself is safe to run anywhere at once (see syncFeed).
+ * A request for an archived company waits, still requested, until the company is unarchived.
  * A failed sync is recorded on its connection and does not stop the others. Returns how many ran.
  */
 export async function runRequestedSyncs(db: Db, aggregator: Aggregator, keys: TokenKeys): Promise<number> {
@@ -77,6 +78,7 @@ export async function runRequestedSyncs(db: Db, aggregator: Aggregator, keys: To
         from organizations o
         where o.id = c.organization_id and c.id = (
           select id from bank_feed_connections where sync_requested_at is not null and provider = ${aggregator.provider}
+            and organization_id not in (select id from organizations where archived_at is not null)
           order by sync_requested_at limit 1 for update skip locked)
         returning c.id, c.organization_id, o.firm_id`),
     );

@@ -1,6 +1,6 @@
 import { DomainError, isUuid, newId } from '@firm/core';
 import { type Db, type Executor, rowsOf, type Tx } from '@firm/db';
-import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
+import { assertCompanyWritable, companyArchived, type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { unapplyBankTransaction } from '../actions';
 import { bankTransactionEvent, getBankTransaction } from '../transactions';
@@ -126,6 +126,7 @@ export async function syncFeed(
   options: SyncOptions = {},
 ): Promise<SyncResult> {
   const result: SyncResult = { pages: 0, added: 0, modified: 0, removed: 0, skipped: 0 };
+  await assertCompanyWritable(db, organizationId);
   for (;;) {
     if (options.maxPages !== undefined && result.pages + result.skipped >= options.maxPages) return result;
     const connection = await readConnection(db, organizationId, connectionId);
@@ -143,6 +144,11 @@ export async function syncFeed(
           where organization_id = ${organizationId} and id = ${connectionId} for update`),
       );
       if (!locked || locked.cursor !== connection.cursor) return false;
+      // An archive that committed since the sync began stops it: nothing is written to an archived company.
+      const [company] = rowsOf<{ archived_at: string | null }>(
+        await tx.execute(sql`select archived_at from organizations where id = ${organizationId} for share`),
+      );
+      if (company?.archived_at) throw companyArchived();
       await applyPage(tx, ctx, organizationId, connectionId, page, result);
       const now = nowOf(ctx).toISOString();
       await tx.execute(sql`update bank_feed_connections set cursor = ${page.nextCursor}, status = 'active',
