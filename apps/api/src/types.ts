@@ -27,6 +27,11 @@ declare module 'fastify' {
     /** Agent gateway: the route writes to the client's books, which a client with agent access `read` refuses. */
     agentWrite?: boolean;
     /**
+     * The route writes to an archived company too (archiving and unarchiving it): the refusal of every other write to
+     * an archived company (409 COMPANY_ARCHIVED, `refuseArchivedWrite`) does not apply to it.
+     */
+    archivedAllowed?: boolean;
+    /**
      * A form post of a page (`page`: refused with an HTML page) whose Origin and Host must pass the browser rule
      * (`browserOriginRefusal`); /mcp is held to it by its path.
      */

@@ -1,7 +1,7 @@
 import { DomainError, isUuid } from '@firm/core';
 import { acctClients, type AGENT_ACCESS, type Executor, organizations, preparedStatement, type Tx } from '@firm/db';
 import type { Credential } from '@firm/identity';
-import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 
 export type AgentAccess = (typeof AGENT_ACCESS)[number];
 
@@ -41,6 +41,10 @@ function visible(credential: Credential, includeClosed: boolean) {
   );
 }
 
+/**
+ * The clients agents may list: those the firm opened to them (all, with `includeClosed`), without the archived
+ * companies, which are no longer clients to work on (an agent that knows one's id can still read its books).
+ */
 export async function listClients(
   db: Executor,
   credential: Credential,
@@ -51,7 +55,7 @@ export async function listClients(
     .select(columns)
     .from(acctClients)
     .innerJoin(organizations, eq(organizations.id, acctClients.organizationId))
-    .where(visible(credential, options.includeClosed ?? false))
+    .where(and(visible(credential, options.includeClosed ?? false), isNull(organizations.archivedAt)))
     .orderBy(asc(organizations.name), asc(organizations.id));
 }
 

@@ -1,6 +1,6 @@
 import { decodeCursor, type Page, toPage } from '@firm/core';
 import { type Executor, organizations } from '@firm/db';
-import { and, asc, eq, gt, inArray, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNotNull, isNull, type SQL } from 'drizzle-orm';
 import { type Credential, canSeeOrganization } from './credentials';
 
 export type Organization = typeof organizations.$inferSelect;
@@ -13,17 +13,27 @@ function visibleTo(credential: Credential): SQL | undefined {
     : and(firm, inArray(organizations.id, credential.organizationIds as string[]));
 }
 
+/** Which organizations a list shows: the active ones (the default), the archived ones, or both. */
+export type OrganizationStatusFilter = 'active' | 'archived' | 'all';
+
+const withStatus = (status: OrganizationStatusFilter): SQL | undefined =>
+  status === 'all'
+    ? undefined
+    : status === 'archived'
+      ? isNotNull(organizations.archivedAt)
+      : isNull(organizations.archivedAt);
+
 export async function listOrganizations(
   db: Executor,
   credential: Credential,
-  page: { limit: number; cursor?: string | undefined },
+  page: { limit: number; cursor?: string | undefined; status?: OrganizationStatusFilter | undefined },
 ): Promise<Page<Organization>> {
   if (credential.organizationIds?.length === 0) return { data: [], nextCursor: null };
   const after = page.cursor ? gt(organizations.id, String(decodeCursor(page.cursor, ['uuid'])[0])) : undefined;
   const rows = await db
     .select()
     .from(organizations)
-    .where(and(visibleTo(credential), after))
+    .where(and(visibleTo(credential), withStatus(page.status ?? 'active'), after))
     .orderBy(asc(organizations.id))
     .limit(page.limit + 1);
   return toPage(rows, page.limit, (o) => [o.id]);

@@ -70,6 +70,33 @@ function namedOrganization(request: FastifyRequest): string | undefined {
   return Array.isArray(header) ? header[0] : header;
 }
 
+/** Methods that only read. */
+const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Whether a partner route's request writes to its organization: every method but GET and HEAD. */
+export const writesToOrganization = (request: FastifyRequest): boolean => !READ_METHODS.has(request.method);
+
+const ARCHIVED_NOTE = 'An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).';
+
+/**
+ * The one refusal of a write to an archived company: its books, reports and history stay readable, nothing is written
+ * to them. Called where a write's organization is resolved: below for the partner API's routes (the MCP tools that
+ * call them included), by the agent gateway's client hook once it knows the client is one the agent may see.
+ */
+export function refuseArchivedWrite(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  writes: boolean,
+): FastifyReply | undefined {
+  if (!writes || !request.organization?.archivedAt || request.routeOptions.config.archivedAllowed) return undefined;
+  return sendError(
+    reply,
+    request,
+    'COMPANY_ARCHIVED',
+    'the company is archived: its books and reports can be read, nothing can be written to them; unarchive it first',
+  );
+}
+
 function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (!header) return null;
@@ -147,6 +174,16 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
     if (route.config?.organization === 'firm') {
       const firmWide = 'Needs a credential that covers every organization of the firm (not one limited to some).';
       schema.description = `${schema.description}\n\n${firmWide}`;
+    }
+    const methods = [route.method].flat();
+    const writes =
+      route.config?.organization === 'client'
+        ? route.config.agentWrite === true
+        : (route.config?.organization === 'header' || route.config?.organization === 'path') &&
+          methods.some((m) => !READ_METHODS.has(m));
+    if (writes && !route.config?.archivedAllowed) {
+      add(409);
+      schema.description = `${schema.description}\n\n${ARCHIVED_NOTE}`;
     }
     if (route.config?.organization === 'header') {
       const headers = (schema.headers ?? Type.Object({})) as ReturnType<typeof Type.Object>;
@@ -229,5 +266,7 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
         : sendError(reply, request, 'ORGANIZATION_NOT_FOUND', 'organization not found');
     }
     request.organization = organization;
+    // The gateway's clients are refused once the gateway knows the agent may see them (its own client hook).
+    if (source !== 'client') return refuseArchivedWrite(request, reply, writesToOrganization(request));
   });
 });

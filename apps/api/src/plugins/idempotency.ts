@@ -42,6 +42,14 @@ export const IdempotencyHeaders = Type.Object({
   }),
 });
 
+/** The header on writes that are safe to repeat anyway: honoured when sent. */
+export const OptionalIdempotencyHeaders = Type.Object({
+  [IDEMPOTENCY_HEADER]: Type.Optional({
+    ...IdempotencyHeaders.properties[IDEMPOTENCY_HEADER],
+    description: `Optional; with it a retry never writes twice. ${IDEMPOTENCY_KEY_RULES}`,
+  }),
+});
+
 /** Stable JSON: object keys sorted, so that the same body always hashes the same. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -108,7 +116,10 @@ function keyOf(request: FastifyRequest) {
     route: API_KEYS,
     formerRoute,
     target: targetOf(request),
-    requestHash: createHash('sha256').update(canonical(request.body)).digest('hex'),
+    // An action without a body (archiving a company) hashes as null.
+    requestHash: createHash('sha256')
+      .update(canonical(request.body ?? null))
+      .digest('hex'),
     retentionHours: request.server.config.IDEMPOTENCY_RETENTION_HOURS,
     same: sql`k.firm_id = ${firmId} and k.organization_id = ${organizationId} and k.key = ${key}
       and k.route in (${API_KEYS}, ${formerRoute})`,
@@ -118,6 +129,33 @@ function keyOf(request: FastifyRequest) {
   };
 }
 type KeyOf = ReturnType<typeof keyOf>;
+
+/**
+ * The firm's key space: requests of the firm that create an organization (a new company), which no organization
+ * names yet. One key, one request of the firm; its record is kept under the organization the request created
+ * (the unique index `idempotency_keys_firm_key` makes it one record per firm and key).
+ */
+const FIRM_KEYS = 'firm';
+
+function firmKeyOf(request: FastifyRequest): KeyOf {
+  const key = idempotencyKeyOf(request);
+  const firmId = request.credential.firmId;
+  return {
+    key,
+    firmId,
+    // Set to the organization the request creates, before its record is written.
+    organizationId: '',
+    route: FIRM_KEYS,
+    formerRoute: FIRM_KEYS,
+    target: targetOf(request),
+    requestHash: createHash('sha256')
+      .update(canonical(request.body ?? null))
+      .digest('hex'),
+    retentionHours: request.server.config.IDEMPOTENCY_RETENTION_HOURS,
+    same: sql`k.firm_id = ${firmId} and k.route = ${FIRM_KEYS} and k.key = ${key}`,
+    first: sql`limit 1`,
+  };
+}
 
 interface StoredRecord {
   target: string | null;
@@ -156,7 +194,10 @@ function recordOf(k: KeyOf, status: number, body: unknown, when?: SQL): SQL {
 
 const isKeyTaken = (err: unknown) => {
   const pgErr = pgErrorOf(err);
-  return pgErr?.code === '23505' && pgErr.constraint === 'idempotency_keys_pkey';
+  return (
+    pgErr?.code === '23505' &&
+    (pgErr.constraint === 'idempotency_keys_pkey' || pgErr.constraint === 'idempotency_keys_firm_key')
+  );
 };
 
 /** Sends the outcome, marking a replay. */
@@ -189,18 +230,8 @@ export async function runIdempotent(
   const k = keyOf(request);
   const attempt = () =>
     request.server.database.db.transaction(async (tx) => {
-      const [found] = rowsOf<{ locked: boolean } & Partial<StoredRecord>>(
-        await tx.execute(sql`
-          with l as (select pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockKey(k)}, 0)) as locked),
-          expired as (
-            delete from idempotency_keys k using l where l.locked and ${k.same} and k.expires_at <= now()
-          )
-          select l.locked, k.target, k.request_hash, k.response_status, k.response_body
-          from l left join idempotency_keys k on l.locked and ${k.same} and k.expires_at > now()
-          ${k.first}`),
-      );
-      if (!found?.locked) throw inProgress();
-      if (found.request_hash) return replayOf(k, found as StoredRecord);
+      const found = await lockKey(tx, k);
+      if (found) return found;
       const result = await work(tx);
       await tx.execute(recordOf(k, result.status, result.body));
       return { replayed: false, ...result };
@@ -211,6 +242,60 @@ export async function runIdempotent(
     throw err;
   });
   return send(reply, outcome);
+}
+
+/**
+ * Takes the key's transaction-scoped advisory lock and, in the same statement, drops an expired record of the key and
+ * reads a live one: its replay (or refusal), null when the key is free, or 409 IDEMPOTENCY_IN_PROGRESS while another
+ * request holds it.
+ */
+async function lockKey(tx: Tx, k: KeyOf): Promise<(StoredResponse & { replayed: true }) | null> {
+  const [found] = rowsOf<{ locked: boolean } & Partial<StoredRecord>>(
+    await tx.execute(sql`
+      with l as (select pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockKey(k)}, 0)) as locked),
+      expired as (
+        delete from idempotency_keys k using l where l.locked and ${k.same} and k.expires_at <= now()
+      )
+      select l.locked, k.target, k.request_hash, k.response_status, k.response_body
+      from l left join idempotency_keys k on l.locked and ${k.same} and k.expires_at > now()
+      ${k.first}`),
+  );
+  if (!found?.locked) throw inProgress();
+  return found.request_hash ? replayOf(k, found as StoredRecord) : null;
+}
+
+/**
+ * Runs a request of the firm that creates an organization once per (firm, key), as `runIdempotent` does for a
+ * request of an organization: under the key's lock, the organization, its events and the key's record (kept under
+ * the new organization) commit together. A request with the key that committed after this one's snapshot makes this
+ * one fail (on the key's record, or on what it created, such as a company's name); the record it left is then
+ * replayed, or refuses this request when it was another.
+ */
+export async function runIdempotentCreation(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: (tx: Tx) => Promise<StoredResponse & { organizationId: string }>,
+): Promise<FastifyReply> {
+  const k = firmKeyOf(request);
+  const db = request.server.database.db;
+  try {
+    const outcome = await db.transaction(async (tx) => {
+      const found = await lockKey(tx, k);
+      if (found) return found;
+      const { organizationId, ...result } = await work(tx);
+      await tx.execute(recordOf({ ...k, organizationId }, result.status, result.body));
+      return { replayed: false, ...result };
+    });
+    return send(reply, outcome);
+  } catch (err) {
+    if (err instanceof DomainError && err.code === 'IDEMPOTENCY_IN_PROGRESS') throw err;
+    const [stored] = rowsOf<StoredRecord>(
+      await db.execute(sql`select k.target, k.request_hash, k.response_status, k.response_body
+        from idempotency_keys k where ${k.same} and k.expires_at > now() ${k.first}`),
+    );
+    if (stored) return send(reply, replayOf(k, stored));
+    throw err;
+  }
 }
 
 /**

@@ -39,12 +39,13 @@ import { Type } from 'typebox';
 import { requireFirmManager } from '../context';
 import { errorResponses, sendError } from '../../errors';
 import {
-  IDEMPOTENCY_KEY_RULES,
   IdempotencyHeaders,
+  OptionalIdempotencyHeaders,
   runIdempotent,
   runIdempotentRemote,
 } from '../../plugins/idempotency';
 import { AGENT_READ_WINDOW_SECONDS } from '../../plugins/agent-limits';
+import { refuseArchivedWrite } from '../../plugins/auth';
 import { exportLimited } from '../../plugins/export-slots';
 import { enforceLimit } from '../../plugins/rate-limit';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
@@ -102,13 +103,6 @@ export const CAPABILITIES = [
   'idempotency',
   'dry-run',
 ];
-
-const OptionalIdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional({
-    ...IdempotencyHeaders.properties['idempotency-key'],
-    description: `Optional; with it a retry never writes twice. ${IDEMPOTENCY_KEY_RULES}`,
-  }),
-});
 
 const presentClient = (c: Client) => ({
   id: c.id,
@@ -346,6 +340,8 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return sendError(reply, request, 'CLIENT_NOT_FOUND', 'client not found');
     request.client = client;
     request.agentAudit.clientId = client.id;
+    const archived = refuseArchivedWrite(request, reply, isWrite(request));
+    if (archived) return archived;
     if (config.agentWrite && client.agentAccess !== 'read_write') {
       return sendError(
         reply,
@@ -910,7 +906,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
           '`query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it ' +
           "reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's " +
           "response body. A `query` call's text (the `query` parameter, or `query` in the body) is held to the query " +
-          `route's bounds: ${QUERY_BOUNDS} ${READ_TIMEOUT}`,
+          `route's bounds: ${QUERY_BOUNDS} ${READ_TIMEOUT} A write to an archived company is 409 COMPANY_ARCHIVED.`,
         params: ClientParams,
         querystring: WriteQuery,
         headers: OptionalIdempotencyHeaders,
