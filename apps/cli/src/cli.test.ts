@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { accounts, agentAuditEvents, apiKeys, firms, organizations, users } from '@firm/db';
+import { accounts, acctClients, agentAuditEvents, apiKeys, firms, organizations, users } from '@firm/db';
 import { type AuditTrail, appendAuditEvent, openAuditTrail } from '@firm/gateway';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { authenticateApiKey, verifyLogin } from '@firm/identity';
@@ -141,6 +141,10 @@ const COMMAND_LINES = [
   ['migrate'],
   ['seed'],
   ['firm', 'create'],
+  ['company', 'create'],
+  ['company', 'list'],
+  ['company', 'archive'],
+  ['company', 'unarchive'],
   ['user', 'create'],
   ['user', 'list'],
   ['api-key', 'create'],
@@ -232,6 +236,82 @@ describe('operational errors', () => {
       expect(res.err).toMatch(/^error: /);
       expect(res.err).not.toMatch(/insert|select|params|dk_live_|key_hash|\bat \//i);
       expect(res.out).toBe('');
+    }
+    expect(await counts()).toEqual(before);
+  });
+});
+
+describe('companies', () => {
+  it('creates a firm’s companies, lists them, archives and unarchives one', async () => {
+    const firm = JSON.parse((await cli('firm', 'create', '--name', 'Ledgerline Partners', '--json')).out);
+    const created = await cli(
+      ...['company', 'create', '--firm', firm.id, '--name', 'Juniper Florals', '--legal-name', 'Juniper Florals LLC'],
+      ...['--tax-id', '98-7654321', '--currency', 'CAD', '--fiscal-year-start-month', '10', '--json'],
+    );
+    expect(created.code, created.err).toBe(0);
+    const juniper = JSON.parse(created.out);
+    expect(juniper).toMatchObject({
+      name: 'Juniper Florals',
+      legalName: 'Juniper Florals LLC',
+      taxId: '98-7654321',
+      currency: 'CAD',
+      fiscalYearStartMonth: 10,
+      status: 'active',
+    });
+    const chartOf = async (id: string) =>
+      (await database.db.select().from(accounts).where(eq(accounts.organizationId, id))).length;
+    expect(await chartOf(juniper.id)).toBeGreaterThan(20);
+    const empty = await cli('company', 'create', '--firm', firm.id, '--name', 'Blank Books', '--chart', 'empty');
+    expect(empty.code, empty.err).toBe(0);
+    expect(empty.out).toMatch(/^company \S+ {2}Blank Books {2}USD {2}fiscal year from month 1$/);
+    const blankId = empty.out.split(/\s+/)[1] as string;
+    expect(await chartOf(blankId)).toBe(0);
+    const [client] = await database.db.select().from(acctClients).where(eq(acctClients.organizationId, juniper.id));
+    expect(client?.agentAccess).toBe('none');
+
+    const names = async (...extra: string[]) =>
+      JSON.parse((await cli('company', 'list', '--firm', firm.id, ...extra, '--json')).out).map(
+        (c: { name: string }) => c.name,
+      );
+    expect(await names()).toEqual(['Blank Books', 'Juniper Florals']);
+
+    const archived = await cli('company', 'archive', juniper.id);
+    expect(archived.code, archived.err).toBe(0);
+    expect(archived.out).toMatch(/Juniper Florals .*\(archived \d{4}-/);
+    expect(await names()).toEqual(['Blank Books']);
+    expect(await names('--status', 'archived')).toEqual(['Juniper Florals']);
+    expect(await names('--status', 'all')).toEqual(['Blank Books', 'Juniper Florals']);
+    const back = JSON.parse((await cli('company', 'unarchive', juniper.id, '--json')).out);
+    expect(back).toMatchObject({ id: juniper.id, status: 'active', archivedAt: null });
+    expect((await cli('company', 'list', '--firm', firm.id)).out.split('\n')).toHaveLength(2);
+  });
+
+  it('refuses bad input: usage errors exit 2, refusals exit 1 in one line, and nothing is written', async () => {
+    const firm = JSON.parse((await cli('firm', 'create', '--name', 'Strict Books', '--json')).out);
+    await cli('company', 'create', '--firm', firm.id, '--name', 'Taken Name');
+    const before = await counts();
+    for (const argv of [
+      ['company', 'create', '--firm', firm.id],
+      ['company', 'create', '--firm', 'nope', '--name', 'X'],
+      ['company', 'create', '--firm', firm.id, '--name', 'X', '--chart', 'fancy'],
+      ['company', 'create', '--firm', firm.id, '--name', 'X', '--fiscal-year-start-month', '13'],
+      ['company', 'list', '--firm', firm.id, '--status', 'gone'],
+      ['company', 'archive'],
+      ['company', 'archive', 'not-a-uuid'],
+    ]) {
+      expect((await cli(...argv)).code, argv.join(' ')).toBe(2);
+    }
+    for (const [argv, message] of [
+      [['company', 'create', '--firm', firm.id, '--name', 'Taken Name'], /^error: COMPANY_NAME_TAKEN: /],
+      [['company', 'create', '--firm', firm.id, '--name', 'X', '--currency', 'XYZ'], /^error: VALIDATION_ERROR: /],
+      [['company', 'create', '--firm', firm.id, '--name', '   '], /^error: VALIDATION_ERROR: /],
+      [['company', 'create', '--firm', '00000000-0000-4000-8000-000000000000', '--name', 'X'], /^error: no firm /],
+      [['company', 'archive', '00000000-0000-4000-8000-000000000000'], /^error: no organization /],
+    ] as const) {
+      const res = await cli(...argv);
+      expect(res.code, argv.join(' ')).toBe(1);
+      expect(res.err).toMatch(message);
+      expect(res.err.split('\n')).toHaveLength(1);
     }
     expect(await counts()).toEqual(before);
   });

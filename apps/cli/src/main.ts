@@ -26,6 +26,15 @@ import {
   revokeApiKey,
   revokeOAuthClient,
 } from '@firm/identity';
+import {
+  CHART_TEMPLATE_NAMES,
+  type ChartTemplate,
+  type Company,
+  createCompany,
+  listCompanies,
+  presentCompany,
+  setCompanyArchived,
+} from '@firm/ledger';
 import { disconnect, listConnections, type QboConfig, type QboConnection, startAuthorization } from '@firm/qbo';
 import { and, asc, eq, sql } from 'drizzle-orm';
 
@@ -110,6 +119,13 @@ async function firmManager(database: Database, firmId: string, email: string): P
   if (!canApproveApps(user.role)) throw new CliError(`${email} is not an owner or admin of the firm`);
   return user.id;
 }
+
+/** What the CLI's writes record as their actor. */
+const operator = (firmId: string) => ({ firmId, actor: { kind: 'cli', id: 'operator' } });
+
+const companyLine = (c: Company) =>
+  `company ${c.id}  ${c.name}  ${c.currency}  fiscal year from month ${c.fiscalYearStartMonth}` +
+  `${c.archivedAt ? `  (archived ${c.archivedAt.toISOString()})` : ''}`;
 
 async function syncAndPrint(run: Run, organizationId: string, firmId: string, feedId: string): Promise<number> {
   const banking = requireBanking(run);
@@ -275,6 +291,89 @@ const COMMANDS: Command[] = [
       return 0;
     },
   },
+  {
+    name: ['company', 'create'],
+    options: {
+      ...json,
+      firm: { type: 'string' },
+      name: { type: 'string' },
+      'legal-name': { type: 'string' },
+      'tax-id': { type: 'string' },
+      currency: { type: 'string' },
+      'fiscal-year-start-month': { type: 'string' },
+      chart: { type: 'string' },
+    },
+    synopsis:
+      '--firm ID --name NAME [--legal-name NAME] [--tax-id ID] [--currency CODE] [--fiscal-year-start-month 1-12] ' +
+      '[--chart standard|empty] [--json]',
+    summary: 'create a client company of a firm',
+    help:
+      'As POST /api/v1/companies: the currency is an ISO 4217 code (USD by default; it cannot change once the\n' +
+      'company has posted entries), the fiscal year starts in January unless said, and the chart is the standard\n' +
+      'small-business chart unless --chart empty. Names are unique in the firm. The agent gateway lists the company\n' +
+      'as a client with agent access none until an owner or admin opens it. Records company.created.',
+    async run({ values, database, print }) {
+      const firmId = uuid(values.firm, '--firm');
+      if (typeof values.name !== 'string') throw new UsageError('company create needs --name NAME');
+      const chart = values.chart;
+      if (chart !== undefined && !CHART_TEMPLATE_NAMES.includes(chart as ChartTemplate)) {
+        throw new UsageError(`--chart: one of ${CHART_TEMPLATE_NAMES.join(', ')}`);
+      }
+      const month = values['fiscal-year-start-month'];
+      if (month !== undefined && !/^(?:[1-9]|1[0-2])$/.test(String(month))) {
+        throw new UsageError('--fiscal-year-start-month: a month number 1-12');
+      }
+      await requireFirm(database, firmId);
+      const company = await database.db.transaction((tx) =>
+        createCompany(tx, operator(firmId), {
+          name: values.name as string,
+          legalName: values['legal-name'] as string | undefined,
+          taxId: values['tax-id'] as string | undefined,
+          currency: values.currency as string | undefined,
+          fiscalYearStartMonth: month === undefined ? undefined : Number(month),
+          chartTemplate: chart as ChartTemplate | undefined,
+        }),
+      );
+      print(presentCompany(company), companyLine(company));
+      return 0;
+    },
+  },
+  {
+    name: ['company', 'list'],
+    options: { ...json, firm: { type: 'string' }, status: { type: 'string' } },
+    synopsis: '--firm ID [--status active|archived|all] [--json]',
+    summary: "list a firm's client companies (the active ones unless --status says otherwise)",
+    async run({ values, database, print }) {
+      const firmId = uuid(values.firm, '--firm');
+      const status = values.status ?? 'active';
+      if (status !== 'active' && status !== 'archived' && status !== 'all') {
+        throw new UsageError('--status: active, archived or all');
+      }
+      await requireFirm(database, firmId);
+      const list = await listCompanies(database.db, firmId, status);
+      print(list.map(presentCompany), list.length ? list.map(companyLine).join('\n') : 'no companies');
+      return 0;
+    },
+  },
+  ...(['archive', 'unarchive'] as const).map((action): Command => ({
+    name: ['company', action],
+    args: ['ID'],
+    options: { ...json },
+    synopsis: '[--json]',
+    summary:
+      action === 'archive'
+        ? 'archive a company: its books stay readable, every write to them is refused until it is unarchived'
+        : 'unarchive a company: its books can be written to again',
+    async run({ args, database, print }) {
+      const id = uuid(args[0], 'the company ID');
+      const firmId = await firmOfOrganization(database, id);
+      const { company } = await database.db.transaction((tx) =>
+        setCompanyArchived(tx, operator(firmId), id, action === 'archive'),
+      );
+      print(presentCompany(company), companyLine(company));
+      return 0;
+    },
+  })),
   {
     name: ['user', 'create'],
     options: {

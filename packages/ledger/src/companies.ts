@@ -1,6 +1,6 @@
 import { DomainError, type EventType } from '@firm/core';
 import { accounts, type Executor, journalEntries, organizations, pgErrorOf, type Tx } from '@firm/db';
-import { and, eq, ne } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, ne } from 'drizzle-orm';
 import { STANDARD_CHART } from './chart-template';
 import { type LedgerContext, nowOf } from './context';
 import { recordEvent } from './events';
@@ -262,4 +262,26 @@ export async function assertCompanyWritable(db: Executor, organizationId: string
     .from(organizations)
     .where(eq(organizations.id, organizationId));
   if (row?.archivedAt) throw companyArchived();
+}
+
+/** A firm's companies by name, for operators (the CLI): the active ones, the archived ones, or all. */
+export async function listCompanies(
+  db: Executor,
+  firmId: string,
+  status: CompanyStatus | 'all' = 'active',
+): Promise<Company[]> {
+  return db
+    .select()
+    .from(organizations)
+    .where(
+      and(
+        eq(organizations.firmId, firmId),
+        status === 'all'
+          ? undefined
+          : status === 'archived'
+            ? isNotNull(organizations.archivedAt)
+            : isNull(organizations.archivedAt),
+      ),
+    )
+    .orderBy(asc(organizations.name), asc(organizations.id));
 }
