@@ -90,6 +90,23 @@ describe('creating a company', () => {
     expect(books.json().data).toEqual({ booksClosedThrough: null, fiscalYearStartMonth: 7 });
   });
 
+  it('creates one company for one key however many requests race with it', async () => {
+    const headers = { ...t.auth, ...key() };
+    const before = await companyCount();
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => createCompany({ name: 'Race Condition Roasters' }, headers)),
+    );
+    const ids = new Set(answers.filter((r) => r.statusCode === 201).map((r) => r.json().data.id));
+    expect(ids.size).toBe(1);
+    for (const r of answers.filter((a) => a.statusCode !== 201)) {
+      expect(r.statusCode, r.body).toBe(409);
+      expect(r.json().error).toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS', retryable: true });
+    }
+    expect(await companyCount()).toBe(before + 1);
+    const retried = await createCompany({ name: 'Race Condition Roasters' }, headers);
+    expect(retried.json().data.id).toBe([...ids][0]);
+  });
+
   it('creates one with an empty chart through the organization form', async () => {
     const res = await createCompany({ name: 'Blank Slate Studio', chartTemplate: 'empty' }, undefined, 'organizations');
     expect(res.statusCode, res.body).toBe(201);
