@@ -672,7 +672,7 @@ export interface paths {
         };
         /**
          * Intuit's redirect after consent (QBO_REDIRECT_URI)
-         * @description Finishes a connection: checks the one-time state (unknown, expired, replayed or another user's: 400, nothing written), trades Intuit's code for tokens, stores them encrypted, and shows the result.
+         * @description Finishes a connection in the browser session of the person who began it (without a session: 401, the state left as it is). Checks the one-time state (unknown, expired, replayed or another user's: 400, nothing written), trades Intuit's code for tokens, reads companyinfo/{realmId} with the new token to confirm that it reaches the company the callback names, stores the tokens encrypted, and shows the result. When the company is not confirmed (400) or is held by another connection (409), the new authorization is revoked at Intuit and nothing is stored.
          */
         get: operations["getQboCallback"];
         put?: never;
@@ -2938,7 +2938,7 @@ export interface paths {
         put?: never;
         /**
          * Start connecting the organization to a QuickBooks Online company
-         * @description Answers Intuit's authorization URL for this organization: open it in a browser, sign in to Intuit and pick the company; Intuit then sends the browser to QBO_REDIRECT_URI (this service's /api/qbo/callback), which finishes the connection. The URL carries a one-time state, valid 15 minutes and bound to the signed-in user who asked. Owners and admins only. 503 when QuickBooks is not configured.
+         * @description Answers Intuit's authorization URL for this organization: open it in a browser, sign in to Intuit and pick the company; Intuit then sends the browser to QBO_REDIRECT_URI (this service's /api/qbo/callback), which finishes the connection. The URL carries a one-time state, valid 15 minutes and bound to the person who asked: the signed-in user, or the user who made the key. Only that person's browser session can finish it. Owners and admins only; an operator key (made without a user) is refused, 403 FORBIDDEN. 503 when QuickBooks is not configured.
          *
          *     Requires scope `platforms:write`.
          *
@@ -4339,10 +4339,10 @@ export interface components {
             /** @description The aggregator: plaid. */
             provider: string;
             /**
-             * @description active: the last sync succeeded. error: the last sync failed (lastError says why).
+             * @description active: the last sync succeeded. error: the last sync failed (lastError says why). needs_relink: the stored aggregator authorization does not open for this connection; connect the bank again.
              * @enum {unknown}
              */
-            status: "active" | "error" | "disconnected";
+            status: "active" | "error" | "needs_relink" | "disconnected";
         };
         /** BankFeedHealth */
         BankFeedHealth: {
@@ -4356,7 +4356,7 @@ export interface components {
                 lastSyncedAt: string | null;
                 pendingReviewCount: number;
                 /** @enum {unknown} */
-                status: "active" | "error" | "disconnected";
+                status: "active" | "error" | "needs_relink" | "disconnected";
             }[];
         };
         /** BankReconciliationStatus */
@@ -4842,7 +4842,7 @@ export interface components {
              * @description Stable machine-readable code; see the x-error-codes table of this document.
              * @enum {unknown}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             details?: ({
                 field?: string;
                 message: string;
@@ -6201,17 +6201,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description Error */
-        Error2: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/pdf": components["schemas"]["Error"];
-                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": components["schemas"]["Error"];
-                "text/csv; charset=utf-8": components["schemas"]["Error"];
             };
         };
         /** @description RATE_LIMITED: the credential already runs EXPORTS_PER_CREDENTIAL exports at once, or the process EXPORTS_PER_PROCESS, or the credential went over its request rate limit. Retry after Retry-After seconds. */
@@ -7980,7 +7969,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description Not connected: a bad or replayed state, a refused code, or the user declined. */
+            /** @description Not connected: a bad or replayed state, a refused code, a company the authorization does not reach, or the user declined. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7989,7 +7978,16 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description Not connected: the company is connected to another organization. */
+            /** @description Not connected: nobody is signed in in this browser. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not connected: the company is held by another connection (QBO_COMPANY_TAKEN). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12212,14 +12210,14 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["Error2"];
-            401: components["responses"]["Error2"];
-            403: components["responses"]["Error2"];
-            404: components["responses"]["Error2"];
-            422: components["responses"]["Error2"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["ErrorRetryAfter"];
-            500: components["responses"]["Error2"];
-            503: components["responses"]["Error2"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReportsFinancialPacket: {
