@@ -45,6 +45,8 @@ const ConfigSchema = Type.Object({
   /** Key that signs session cookies; unset: a random one per process (sessions end on restart). */
   SESSION_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   SESSION_TTL_HOURS: Type.Integer({ default: 12, minimum: 1, maximum: 720 }),
+  /** How long an invitation link (POST /api/v1/users, `cli user invite`) works, in hours; each works once. */
+  INVITATION_TTL_HOURS: Type.Integer({ default: 168, minimum: 1, maximum: 720 }),
   /** Rate-limit counters live in Redis when set, else in process memory. */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   REDIS_KEY_PREFIX: Type.String({ default: 'firm-ledger:rate-limit:', minLength: 1 }),

@@ -365,6 +365,28 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
       '50,000 by default): ask for a shorter date range or one account (accountId). details[0] gives lineCount and ' +
       'maxLines.',
   },
+  USER_NOT_FOUND: { status: 404, retryable: false, description: 'No such user of this firm.' },
+  EMAIL_TAKEN: {
+    status: 409,
+    retryable: false,
+    description: 'A user with this email exists (emails are unique across the deployment, deactivated users included).',
+  },
+  LAST_OWNER: {
+    status: 409,
+    retryable: false,
+    description: 'The change would leave the firm without an active owner: make another user owner first.',
+  },
+  INVALID_ORGANIZATION: {
+    status: 422,
+    retryable: false,
+    description: 'A referenced company (organization) is not one of the firm that the caller can see.',
+  },
+  API_KEY_NOT_FOUND: { status: 404, retryable: false, description: 'No such API key of this firm.' },
+  SCOPE_NOT_GRANTABLE: {
+    status: 403,
+    retryable: false,
+    description: 'A key can only be given scopes its maker holds; details name the scopes the caller lacks.',
+  },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
   INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },

@@ -46,7 +46,8 @@ async function main() {
     const banking =
       app.aggregator && app.bankTokenKeys ? { aggregator: app.aggregator, tokenKeys: app.bankTokenKeys } : undefined;
     const audit = async () => app.auditTrail;
-    owner.serve((argv, io) => runCli(argv, database, io, banking, app.qbo?.config ?? null, audit));
+    const settings = { publicOrigin: config.PUBLIC_ORIGIN, invitationTtlHours: config.INVITATION_TTL_HOURS };
+    owner.serve((argv, io) => runCli(argv, database, io, banking, app.qbo?.config ?? null, audit, settings));
     app.addHook('preClose', async () => owner.stopServing());
   }
 

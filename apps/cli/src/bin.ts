@@ -4,7 +4,16 @@ import { type Database, DataDirInUseError, claimDataDir, openDatabase, runInOwne
 import { bankFeedsConfigFrom, PlaidAggregator } from '@firm/banking';
 import { openAuditTrail } from '@firm/gateway';
 import { qboConfigFrom } from '@firm/qbo';
-import { type BankingDeps, type Io, describeFailure, parseCommand, readsStdin, runCli } from './main';
+import {
+  type BankingDeps,
+  type CliSettings,
+  DEFAULT_CLI_SETTINGS,
+  type Io,
+  describeFailure,
+  parseCommand,
+  readsStdin,
+  runCli,
+} from './main';
 
 const argv = process.argv.slice(2);
 
@@ -37,6 +46,16 @@ const auditFromEnv =
     });
   };
 
+/** Where invitation links point and how long they work, as the API reads them. */
+function settingsFromEnv(env = process.env): CliSettings {
+  const hours = Number(env.INVITATION_TTL_HOURS);
+  return {
+    publicOrigin: env.PUBLIC_ORIGIN || undefined,
+    invitationTtlHours:
+      Number.isInteger(hours) && hours >= 1 && hours <= 720 ? hours : DEFAULT_CLI_SETTINGS.invitationTtlHours,
+  };
+}
+
 const io: Io = {
   out: (t) => process.stdout.write(`${t}\n`),
   err: (t) => process.stderr.write(`${t}\n`),
@@ -56,10 +75,10 @@ async function runEmbedded(dataDir: string, stdin: string | undefined): Promise<
       const database = openDatabase({ dataDir });
       const banking = bankingFromEnv();
       owner.serve((forwardedArgv, forwardedIo) =>
-        runCli(forwardedArgv, database, forwardedIo, banking, qboFromEnv(), auditFromEnv()),
+        runCli(forwardedArgv, database, forwardedIo, banking, qboFromEnv(), auditFromEnv(), settingsFromEnv()),
       );
       try {
-        return await runCli(argv, database, io, banking, qboFromEnv(), auditFromEnv());
+        return await runCli(argv, database, io, banking, qboFromEnv(), auditFromEnv(), settingsFromEnv());
       } finally {
         await owner.stopServing();
         await database.close();
@@ -82,6 +101,7 @@ async function runOnPostgres(url: string): Promise<number> {
       bankingFromEnv(),
       qboFromEnv(),
       auditFromEnv(),
+      settingsFromEnv(),
     );
   } finally {
     await (database as Database | null)?.close();

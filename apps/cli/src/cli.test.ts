@@ -5,10 +5,10 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { accounts, acctClients, agentAuditEvents, apiKeys, firms, organizations, users } from '@firm/db';
+import { accounts, acctClients, agentAuditEvents, apiKeys, auditEvents, firms, organizations, users } from '@firm/db';
 import { type AuditTrail, appendAuditEvent, openAuditTrail } from '@firm/gateway';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
-import { authenticateApiKey, verifyLogin } from '@firm/identity';
+import { acceptInvitation, authenticateApiKey, verifyLogin } from '@firm/identity';
 import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE, parseCommand, runCli } from './main';
@@ -362,6 +362,76 @@ describe('firms and users', () => {
       ['sam@harbor.test', 'member'],
     ]);
     expect(JSON.stringify(listed)).not.toMatch(/scrypt|password/i);
+  });
+
+  it('invites a user with a single-use link printed once, and deactivates them; both audited', async () => {
+    const firm = JSON.parse((await cli('firm', 'create', '--name', 'Invite & Co', '--json')).out);
+    const [org] = await database.db
+      .insert(organizations)
+      .values({ firmId: firm.id, name: 'Invite client' })
+      .returning();
+    const settings = { publicOrigin: 'https://books.example', invitationTtlHours: 24 };
+    const run = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(
+        argv,
+        database,
+        { out: (t) => out.push(t), err: (t) => err.push(t) },
+        undefined,
+        null,
+        undefined,
+        settings,
+      );
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+    const invited = await run(
+      'user',
+      'invite',
+      '--firm',
+      firm.id,
+      '--email',
+      'Lee@Invite.test',
+      '--role',
+      'member',
+      '--org',
+      org?.id as string,
+      '--json',
+    );
+    expect(invited.code, invited.err).toBe(0);
+    const user = JSON.parse(invited.out);
+    expect(user).toMatchObject({
+      email: 'lee@invite.test',
+      role: 'member',
+      status: 'invited',
+      organizationIds: [org?.id],
+    });
+    expect(user.invitation.url).toMatch(/^https:\/\/books\.example\/invite\/inv_/);
+    expect(Date.parse(user.invitation.expiresAt) - Date.now()).toBeLessThanOrEqual(24 * 3_600_000);
+    const token = user.invitation.url.split('/').pop();
+    expect(await acceptInvitation(database.db, token, 'a long enough passphrase')).toMatchObject({ state: 'accepted' });
+    expect(await acceptInvitation(database.db, token, 'another long passphrase')).toEqual({ state: 'used' });
+    // Without PUBLIC_ORIGIN the link is printed as a path.
+    const pathOnly = await cli('user', 'invite', '--firm', firm.id, '--email', 'max@invite.test', '--role', 'admin');
+    expect(pathOnly.out).toMatch(/^\/invite\/inv_\S+ {3}\(on the server's address/m);
+
+    expect((await run('user', 'deactivate', user.id)).out).toBe(`deactivated ${user.id}`);
+    expect(await verifyLogin(database.db, 'lee@invite.test', 'a long enough passphrase')).toBeNull();
+    expect((await run('user', 'deactivate', user.id)).out).toBe(`${user.id} was already deactivated`);
+    const listed = (await cli('user', 'list', '--firm', firm.id)).out;
+    expect(listed).toMatch(/member {2}deactivated {2}lee@invite\.test/);
+    expect(listed).toMatch(/admin {3}invited {6}max@invite\.test/);
+    const events = await database.db
+      .select({ action: auditEvents.action, actorKind: auditEvents.actorKind })
+      .from(auditEvents)
+      .where(eq(auditEvents.resourceId, user.id));
+    expect(events).toEqual([
+      { action: 'user.invited', actorKind: 'cli' },
+      { action: 'user.joined', actorKind: 'invitation' },
+      { action: 'user.deactivated', actorKind: 'cli' },
+    ]);
+    const unknown = await cli('user', 'deactivate', '0190aaaa-0000-7000-8000-000000000000');
+    expect(unknown).toMatchObject({ code: 1, err: 'error: no user 0190aaaa-0000-7000-8000-000000000000' });
   });
 
   it('refuses a bad role, a short password and a missing email without writing', async () => {

@@ -14,15 +14,21 @@ import { DEMO_FIRM_SLUG, DEMO_OWNER_EMAIL, seedDemo } from '@firm/demo';
 import { type AuditTrail, type ChainReport, verifyAuditChains } from '@firm/gateway';
 import {
   USER_ROLES,
+  type FirmUser,
+  type Invitation,
+  type Manager,
   type UserRole,
   canApproveApps,
   createApiKey,
   createFirm,
   createOAuthClient,
   createUser,
+  deactivateUser,
   findFirm,
   generatePassword,
+  inviteUser,
   listUsers,
+  reissueInvitation,
   revokeApiKey,
   revokeOAuthClient,
 } from '@firm/identity';
@@ -54,8 +60,19 @@ export interface BankingDeps {
   tokenKeys: TokenKeys;
 }
 
+/** What the user commands need of the API's configuration: where invitation links point, and how long they work. */
+export interface CliSettings {
+  /** PUBLIC_ORIGIN: invitation links are printed whole; unset, as a path on the server's address. */
+  publicOrigin?: string | undefined;
+  /** INVITATION_TTL_HOURS. */
+  invitationTtlHours: number;
+}
+
+export const DEFAULT_CLI_SETTINGS: CliSettings = { invitationTtlHours: 168 };
+
 interface Run {
   values: Values;
+  settings: CliSettings;
   args: string[];
   database: Database;
   io: Io;
@@ -89,6 +106,37 @@ class UsageError extends Error {}
 class CliError extends Error {}
 
 const json = { json: { type: 'boolean' } } as const satisfies Options;
+/** Who the CLI is in the audit trail, and its rights over users: the operator, as an owner. */
+const OPERATOR = { kind: 'cli', id: 'operator' } as const;
+const operatorOf = (firmId: string): Manager => ({ ...OPERATOR, firmId, role: 'owner', userId: null });
+
+async function firmOfUser(database: Database, userId: string): Promise<string> {
+  const [row] = await database.db.select({ firmId: users.firmId }).from(users).where(eq(users.id, userId)).limit(1);
+  if (!row) throw new CliError(`no user ${userId}`);
+  return row.firmId;
+}
+
+const userLine = (u: FirmUser) =>
+  `${u.id}  ${u.role.padEnd(6)}  ${u.status.padEnd(11)}  ${u.email}  ${u.name}` +
+  (u.organizationIds ? `  (companies: ${u.organizationIds.join(', ')})` : '');
+
+function printInvitation(run: Run, user: FirmUser, invitation: Invitation): void {
+  const path = `/invite/${invitation.token}`;
+  const url = run.settings.publicOrigin ? `${run.settings.publicOrigin}${path}` : null;
+  run.print(
+    {
+      ...user,
+      createdAt: user.createdAt.toISOString(),
+      deactivatedAt: null,
+      invitation: { url: url ?? path, expiresAt: invitation.expiresAt.toISOString() },
+    },
+    [
+      `user ${user.id}  ${user.email}  ${user.role}  (invited)`,
+      `invitation link (works once, until ${invitation.expiresAt.toISOString()}; shown once):`,
+      url ?? `${path}   (on the server's address; set PUBLIC_ORIGIN to print it whole)`,
+    ].join('\n'),
+  );
+}
 const uuid = (value: unknown, what: string): string => {
   if (typeof value !== 'string' || !isUuid(value)) throw new UsageError(`${what} must be a UUID`);
   return value;
@@ -406,13 +454,17 @@ const COMMANDS: Command[] = [
         password = generatePassword();
         generated = true;
       }
-      const user = await createUser(database.db, {
-        firmId,
-        email: values.email,
-        role: role as UserRole,
-        password,
-        ...(typeof values.name === 'string' ? { name: values.name } : {}),
-      });
+      const user = await createUser(
+        database.db,
+        {
+          firmId,
+          email: values.email,
+          role: role as UserRole,
+          password,
+          ...(typeof values.name === 'string' ? { name: values.name } : {}),
+        },
+        OPERATOR,
+      );
       print(
         {
           id: user.id,
@@ -431,15 +483,95 @@ const COMMANDS: Command[] = [
     },
   },
   {
+    name: ['user', 'invite'],
+    options: {
+      ...json,
+      firm: { type: 'string' },
+      email: { type: 'string' },
+      name: { type: 'string' },
+      role: { type: 'string' },
+      org: { type: 'string', multiple: true },
+    },
+    synopsis: '--firm ID --email EMAIL --role owner|admin|member [--name NAME] [--org ORG_ID ...] [--json]',
+    summary: 'invite a user: prints their single-use sign-in link',
+    help:
+      'The user exists at once, without a password (status invited). The link, printed once, lets them choose a\n' +
+      'password and signs them in; it works once, for INVITATION_TTL_HOURS (168 by default). No mail is sent.\n' +
+      '--org limits a member to those companies (repeat it); without it a member sees every company of the firm.',
+    async run(run) {
+      const { values, database } = run;
+      const firmId = uuid(values.firm, '--firm');
+      if (typeof values.email !== 'string') throw new UsageError('user invite needs --email EMAIL');
+      const role = values.role;
+      if (typeof role !== 'string' || !USER_ROLES.includes(role as UserRole)) {
+        throw new UsageError(`user invite needs --role ${USER_ROLES.join('|')}`);
+      }
+      const orgs = (values.org as string[] | undefined) ?? [];
+      for (const org of orgs) uuid(org, `--org ${org}`);
+      await requireFirm(database, firmId);
+      const { user, invitation } = await inviteUser(database.db, operatorOf(firmId), {
+        firmId,
+        email: values.email,
+        role: role as UserRole,
+        name: typeof values.name === 'string' ? values.name : undefined,
+        organizationIds: orgs.length ? orgs : null,
+        ttlMs: run.settings.invitationTtlHours * 3_600_000,
+      });
+      printInvitation(run, user, invitation);
+      return 0;
+    },
+  },
+  {
+    name: ['user', 'reinvite'],
+    args: ['USER_ID'],
+    options: { ...json },
+    synopsis: '[--json]',
+    summary: 'a new sign-in link for a user still invited; earlier links stop working',
+    async run(run) {
+      const userId = uuid(run.args[0], 'the user ID');
+      const firmId = await firmOfUser(run.database, userId);
+      const ttlMs = run.settings.invitationTtlHours * 3_600_000;
+      const { user, invitation } = await reissueInvitation(run.database.db, operatorOf(firmId), userId, ttlMs);
+      printInvitation(run, user, invitation);
+      return 0;
+    },
+  },
+  {
+    name: ['user', 'deactivate'],
+    args: ['USER_ID'],
+    summary: 'take a user off their firm: sessions, approved OAuth connections and keys they made stop at once',
+    help:
+      'The user can no longer sign in; their sessions end; the OAuth connections they approved are revoked with\n' +
+      'every token; the API keys they made and their open invitations are revoked. The last active owner of a\n' +
+      'firm cannot be deactivated. Running servers refuse their keys within AUTH_CACHE_TTL_MS.',
+    async run({ args, database, io }) {
+      const userId = uuid(args[0], 'the user ID');
+      const firmId = await firmOfUser(database, userId);
+      const { changed } = await deactivateUser(database.db, operatorOf(firmId), userId);
+      io.out(changed ? `deactivated ${userId}` : `${userId} was already deactivated`);
+      return 0;
+    },
+  },
+  {
     name: ['user', 'list'],
     options: { ...json, firm: { type: 'string' } },
     synopsis: '--firm ID [--json]',
-    summary: "list a firm's users",
+    summary: "list a firm's users, with their status (invited, active, deactivated)",
     async run({ values, database, print }) {
-      const list = await listUsers(database.db, uuid(values.firm, '--firm'));
+      const list: FirmUser[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await listUsers(database.db, uuid(values.firm, '--firm'), { limit: 1000, cursor });
+        list.push(...page.data);
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
       print(
-        list.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() })),
-        list.length ? list.map((u) => `${u.id}  ${u.role.padEnd(6)}  ${u.email}  ${u.name}`).join('\n') : 'no users',
+        list.map((u) => ({
+          ...u,
+          createdAt: u.createdAt.toISOString(),
+          deactivatedAt: u.deactivatedAt?.toISOString() ?? null,
+        })),
+        list.length ? list.map(userLine).join('\n') : 'no users',
       );
       return 0;
     },
@@ -461,12 +593,16 @@ const COMMANDS: Command[] = [
       for (const org of orgs) uuid(org, `--org ${org}`);
       await requireFirm(database, firmId);
       const scopes = values.scope as string[] | undefined;
-      const { key, record } = await createApiKey(database.db, {
-        firmId,
-        ...(typeof values.name === 'string' ? { name: values.name } : {}),
-        ...(scopes ? { scopes } : {}),
-        ...(orgs.length ? { organizationIds: orgs } : {}),
-      });
+      const { key, record } = await createApiKey(
+        database.db,
+        {
+          firmId,
+          ...(typeof values.name === 'string' ? { name: values.name } : {}),
+          ...(scopes ? { scopes } : {}),
+          ...(orgs.length ? { organizationIds: orgs } : {}),
+        },
+        { actor: OPERATOR },
+      );
       print(
         { id: record.id, apiKey: key, scopes: record.scopes, organizationIds: record.organizationIds },
         `API key ${record.id}\n${key}\n(shown once; scopes: ${record.scopes.join(' ')})`,
@@ -480,7 +616,7 @@ const COMMANDS: Command[] = [
     summary: 'revoke an API key',
     async run({ args, database, io }) {
       const id = uuid(args[0], 'the key ID');
-      if (!(await revokeApiKey(database.db, id))) throw new CliError(`no API key ${id}`);
+      if (!(await revokeApiKey(database.db, id, undefined, OPERATOR))) throw new CliError(`no API key ${id}`);
       io.out(`revoked ${id}`);
       return 0;
     },
@@ -741,6 +877,7 @@ export async function runCli(
   banking?: BankingDeps | string,
   qbo: QboConfig | null = null,
   audit?: () => Promise<AuditTrail>,
+  settings: CliSettings = DEFAULT_CLI_SETTINGS,
 ): Promise<number> {
   const parsed = parseCommand(argv);
   if (parsed.kind === 'help') {
@@ -755,7 +892,7 @@ export async function runCli(
   try {
     const db = typeof database === 'function' ? database() : database;
     const print = (value: unknown, human: string) => io.out(values.json ? JSON.stringify(value) : human);
-    return await command.run({ values, args, database: db, io, print, banking, qbo, audit });
+    return await command.run({ values, args, database: db, io, print, banking, qbo, audit, settings });
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`${err.message}\n\n${helpOf(command)}`);

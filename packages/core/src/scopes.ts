@@ -35,6 +35,10 @@ export const SCOPES = {
   'acct:transactions:delete': "Agent gateway: delete (void) transactions in clients' books",
   'acct:reports:read': "Agent gateway: run clients' financial reports",
   'acct:audit:read': 'Agent gateway: read the audit trail of what agents did',
+  'users:read': "See the firm's users, their roles and the companies each member may see",
+  'users:write': 'Invite users, change their roles and companies, and deactivate them',
+  'keys:read': "List the firm's API keys (never their secrets) and when each was last used",
+  'keys:write': 'Issue and revoke API keys',
 } as const;
 
 export type Scope = keyof typeof SCOPES;
@@ -42,3 +46,33 @@ export type Scope = keyof typeof SCOPES;
 export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];
 
 export const isScope = (value: string): value is Scope => Object.hasOwn(SCOPES, value);
+
+/**
+ * Scopes only owners and admins hold: managing connected apps, agent access, closing books, and the firm's people and
+ * keys. A member's session, and a key whose maker is now a member, go without them.
+ */
+export const MANAGER_SCOPES: ReadonlySet<Scope> = new Set<Scope>([
+  'companies:write',
+  'connections:read',
+  'connections:write',
+  'books:close',
+  'acct:clients:write',
+  'users:read',
+  'users:write',
+  'keys:read',
+  'keys:write',
+]);
+
+/**
+ * Scopes no OAuth client can be granted: who works for the firm and which keys exist are the firm's own business, and
+ * a partner app or agent acting with a user's approval must not be able to add people or mint credentials.
+ */
+export const NOT_FOR_OAUTH: ReadonlySet<Scope> = new Set<Scope>([
+  'users:read',
+  'users:write',
+  'keys:read',
+  'keys:write',
+]);
+
+/** What an OAuth client may ask for. */
+export const OAUTH_SCOPES: Scope[] = ALL_SCOPES.filter((s) => !NOT_FOR_OAUTH.has(s));

@@ -10,3 +10,5 @@ export * from './oauth-server';
 export * from './oauth-tokens';
 export * from './sessions';
 export * from './firms';
+export * from './firm-audit';
+export * from './users';

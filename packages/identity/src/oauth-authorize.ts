@@ -1,10 +1,10 @@
-import { ALL_SCOPES, isScope, type Scope } from '@firm/core';
+import { NOT_FOR_OAUTH, OAUTH_SCOPES, isScope, type Scope } from '@firm/core';
 import { type Executor, firms, oauthGrants, organizations } from '@firm/db';
 import { and, asc, eq } from 'drizzle-orm';
 import { findOAuthClient, type OAuthClient } from './oauth-clients';
 
-/** What a client gets when it asks for no scope (RFC 6749 3.3): everything but managing connections. */
-export const DEFAULT_OAUTH_SCOPES: readonly Scope[] = ALL_SCOPES.filter((s) => !s.startsWith('connections:'));
+/** What a client gets when it asks for no scope (RFC 6749 3.3): everything it may have but managing connections. */
+export const DEFAULT_OAUTH_SCOPES: readonly Scope[] = OAUTH_SCOPES.filter((s) => !s.startsWith('connections:'));
 
 /** RFC 7636 4.2: BASE64URL(SHA-256(verifier)) is always 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -43,12 +43,15 @@ export class AuthorizationError extends Error {
   }
 }
 
-/** Space-separated scopes to our catalogue; none asked means the default set. */
+/**
+ * Space-separated scopes to our catalogue; none asked means the default set. Null when one is unknown or one no OAuth
+ * client may hold (the firm's users and keys): the whole request is refused with invalid_scope.
+ */
 export function parseScopes(scope: string | undefined): Scope[] | null {
   const asked = (scope ?? '').split(/\s+/).filter(Boolean);
   if (asked.length === 0) return [...DEFAULT_OAUTH_SCOPES];
-  if (!asked.every(isScope)) return null;
-  return [...new Set(asked)];
+  if (!asked.every((s) => isScope(s) && !NOT_FOR_OAUTH.has(s))) return null;
+  return [...new Set(asked)] as Scope[];
 }
 
 export interface CheckOptions {
@@ -111,7 +114,8 @@ export async function checkAuthorizationRequest(
       return back('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier (43 characters)');
     }
     const scopes = parseScopes(single('scope'));
-    if (!scopes) return back('invalid_scope', `unknown scope; known scopes: ${ALL_SCOPES.join(' ')}`);
+    if (!scopes)
+      return back('invalid_scope', `unknown scope; the scopes an app may ask for: ${OAUTH_SCOPES.join(' ')}`);
     const resource = single('resource');
     if (resource !== undefined && !isOurResource(resource, options.issuer)) {
       return back('invalid_target', 'resource is not served by this authorization server');

@@ -1,4 +1,4 @@
-import { decodeCursor, isScope, type Page, type Scope, toPage } from '@firm/core';
+import { decodeCursor, isScope, NOT_FOR_OAUTH, type Page, type Scope, toPage } from '@firm/core';
 import { type Executor, oauthClients, oauthCodes, oauthGrants, oauthTokens, users } from '@firm/db';
 import { and, asc, eq, exists, gt, inArray, isNull, sql } from 'drizzle-orm';
 import type { Credential } from './credentials';
@@ -10,7 +10,8 @@ export const REFRESH_TOKEN_PREFIX = 'mcp_rt_';
 export const AUTHORIZATION_CODE_PREFIX = 'mcp_ac_';
 
 /** Why a token family was revoked; kept on the grant for the audit trail. */
-export type RevokedReason = 'code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'disconnected';
+export type RevokedReason =
+  'code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'disconnected' | 'user_deactivated';
 
 /** A token family: what one approval on the consent page granted, and everything issued from it. */
 export interface Grant {
@@ -220,7 +221,7 @@ export async function revokeGrant(db: Executor, grantId: string, reason: Revoked
 /**
  * Resolves an `mcp_at_` access token to its credential, or null: malformed, unknown, expired or
  * revoked tokens, revoked families and clients, and families whose approving user is no longer an
- * owner or admin of the firm all fail. The credential is anchored to the approving user's firm and
+ * active owner or admin of the firm all fail. The credential is anchored to the approving user's firm and
  * limited to the approved scopes and organizations.
  */
 export async function authenticateAccessToken(
@@ -245,6 +246,7 @@ export async function authenticateAccessToken(
         isNull(oauthClients.revokedAt),
         eq(users.firmId, oauthGrants.firmId),
         inArray(users.role, ['owner', 'admin']),
+        isNull(users.deactivatedAt),
       ),
     )
     .limit(1);
@@ -253,7 +255,8 @@ export async function authenticateAccessToken(
     kind: 'oauth_token',
     id: row.grant.id,
     firmId: row.grant.firmId,
-    scopes: new Set(row.token.scopes.filter(isScope)),
+    // Never the firm's own management (users, keys), whatever was stored.
+    scopes: new Set(row.token.scopes.filter((s): s is Scope => isScope(s) && !NOT_FOR_OAUTH.has(s))),
     organizationIds: row.grant.organizationIds,
     userId: row.grant.userId,
     resource: row.grant.resource,

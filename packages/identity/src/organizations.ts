@@ -1,4 +1,4 @@
-import { decodeCursor, type Page, toPage } from '@firm/core';
+import { DomainError, decodeCursor, isUuid, type Page, toPage } from '@firm/core';
 import { type Executor, organizations } from '@firm/db';
 import { and, asc, eq, gt, inArray, isNotNull, isNull, type SQL } from 'drizzle-orm';
 import { type Credential, canSeeOrganization } from './credentials';
@@ -52,4 +52,37 @@ export async function findVisibleOrganization(
     .where(and(eq(organizations.id, organizationId), eq(organizations.firmId, credential.firmId)))
     .limit(1);
   return row ?? null;
+}
+
+/**
+ * The organizations `ids` names, deduplicated, when each is one of the firm's and within `visible` (null: the whole
+ * firm); else INVALID_ORGANIZATION naming the others. For the companies a member or a key is limited to.
+ */
+export async function requireOrganizations(
+  db: Executor,
+  firmId: string,
+  ids: readonly string[],
+  visible: readonly string[] | null = null,
+): Promise<string[]> {
+  const wanted = [...new Set(ids.map((id) => id.toLowerCase()))];
+  const queried = wanted.filter(isUuid);
+  const found = new Set(
+    queried.length === 0
+      ? []
+      : (
+          await db
+            .select({ id: organizations.id })
+            .from(organizations)
+            .where(and(eq(organizations.firmId, firmId), inArray(organizations.id, queried)))
+        ).map((o) => o.id),
+  );
+  const unknown = wanted.filter((id) => !found.has(id) || (visible !== null && !visible.includes(id)));
+  if (unknown.length > 0) {
+    throw new DomainError(
+      'INVALID_ORGANIZATION',
+      `not a company of this firm that the caller can see: ${unknown.join(', ')}`,
+      [{ field: 'organizationIds', message: 'every id must be a company (organization) of the firm', unknown }],
+    );
+  }
+  return wanted;
 }

@@ -1,24 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { ALL_SCOPES, type Scope } from '@firm/core';
+import { ALL_SCOPES, MANAGER_SCOPES } from '@firm/core';
 import { type Executor, organizations, userSessions, users } from '@firm/db';
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Credential } from './credentials';
 import { hashPassword, verifyPassword } from './passwords';
 import { generateSecret, hashSecret, isWellFormedSecret } from './secrets';
 
 export const SESSION_TOKEN_PREFIX = 'ses_';
-
-/**
- * Scopes only owners and admins hold through a session: managing connected apps, agent access and client companies,
- * closing books.
- */
-const ADMIN_ONLY_SCOPES: ReadonlySet<Scope> = new Set([
-  'companies:write',
-  'connections:read',
-  'connections:write',
-  'books:close',
-  'acct:clients:write',
-]);
 
 export type UserRole = 'owner' | 'admin' | 'member';
 
@@ -28,6 +16,8 @@ export interface SessionUser {
   email: string;
   name: string;
   role: UserRole;
+  /** Members only: the companies they may see; null for every organization of the firm. */
+  organizationIds: string[] | null;
 }
 
 export interface Session {
@@ -45,14 +35,17 @@ export const normalizeEmail = (email: string): string => email.trim().toLowerCas
 // A hash to verify against when the email is unknown, so that the answer takes as long either way.
 let dummyHash: Promise<string> | null = null;
 
-/** The user whose email and password these are, or null. Takes the same time for unknown emails. */
+/**
+ * The user whose email and password these are, or null. Takes the same time for unknown emails, invited users (no
+ * password yet) and deactivated users.
+ */
 export async function verifyLogin(db: Executor, email: string, password: string): Promise<SessionUser | null> {
   const [row] = await db
     .select()
     .from(users)
     .where(eq(users.email, normalizeEmail(email)))
     .limit(1);
-  if (!row) {
+  if (!row?.passwordHash || row.deactivatedAt) {
     dummyHash ??= hashPassword(randomBytes(16).toString('hex'));
     await verifyPassword(password, await dummyHash);
     return null;
@@ -78,7 +71,10 @@ export async function createSession(
   return { token, session: { id: row?.id as string, csrfToken, expiresAt } };
 }
 
-/** The live session of a cookie token, or null when it is malformed, unknown, expired or signed out. */
+/**
+ * The live session of a cookie token, or null when it is malformed, unknown, expired, signed out, or its user was
+ * deactivated. The user's role and companies are read with it, so a change applies on the next request.
+ */
 export async function findSession(db: Executor, token: string, now = new Date()): Promise<Session | null> {
   if (!isWellFormedSecret(SESSION_TOKEN_PREFIX, token)) return null;
   const [row] = await db
@@ -90,6 +86,8 @@ export async function findSession(db: Executor, token: string, now = new Date())
         eq(userSessions.tokenHash, hashSecret(token)),
         isNull(userSessions.revokedAt),
         gt(userSessions.expiresAt, now),
+        isNull(users.deactivatedAt),
+        isNotNull(users.passwordHash),
       ),
     )
     .limit(1);
@@ -110,38 +108,47 @@ export async function revokeSession(db: Executor, sessionId: string): Promise<vo
 }
 
 /**
- * A session as a credential on the partner routes: the user's firm, every organization of it, every
- * scope (members lack the scopes that manage connected apps). When the firm has a single organization,
- * requests may omit x-organization-id.
+ * A session as a credential on the partner routes: the user's firm, every scope (members lack the scopes that
+ * manage the firm: connected apps, agent access, closing books, users and keys), and the organizations the user may
+ * see (a member's companies, else the whole firm). When the user sees a single organization, requests may omit
+ * x-organization-id.
  */
 export async function sessionCredential(db: Executor, session: Session): Promise<Credential> {
+  const visible = session.user.organizationIds;
   const orgs = await db
     .select({ id: organizations.id })
     .from(organizations)
-    .where(eq(organizations.firmId, session.user.firmId))
+    .where(and(eq(organizations.firmId, session.user.firmId), visible ? inArray(organizations.id, visible) : undefined))
     .limit(2);
   const admin = canApproveApps(session.user.role);
   return {
     kind: 'session',
     id: session.user.id,
     firmId: session.user.firmId,
-    scopes: new Set(ALL_SCOPES.filter((s) => admin || !ADMIN_ONLY_SCOPES.has(s))),
-    organizationIds: null,
+    scopes: new Set(ALL_SCOPES.filter((s) => admin || !MANAGER_SCOPES.has(s))),
+    organizationIds: visible,
     userId: session.user.id,
     defaultOrganizationId: orgs.length === 1 ? (orgs[0]?.id ?? null) : null,
   };
 }
 
 function toUser(row: typeof users.$inferSelect): SessionUser {
-  return { id: row.id, firmId: row.firmId, email: row.email, name: row.name, role: row.role };
+  return {
+    id: row.id,
+    firmId: row.firmId,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    organizationIds: row.organizationIds,
+  };
 }
 
-/** Whether a user is (still) an owner or admin of the firm: who may approve and disconnect apps. */
+/** Whether a user is (still) an active owner or admin of the firm: who may approve and disconnect apps. */
 export async function canManageApps(db: Executor, userId: string, firmId: string): Promise<boolean> {
   const [row] = await db
     .select({ role: users.role })
     .from(users)
-    .where(and(eq(users.id, userId), eq(users.firmId, firmId)))
+    .where(and(eq(users.id, userId), eq(users.firmId, firmId), isNull(users.deactivatedAt)))
     .limit(1);
   return row ? canApproveApps(row.role) : false;
 }

@@ -71,7 +71,7 @@ export const oauthGrants = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     revokedReason: text('revoked_reason'),
   },
-  (t) => [index('oauth_grants_firm_idx').on(t.firmId)],
+  (t) => [index('oauth_grants_firm_idx').on(t.firmId), index('oauth_grants_user_idx').on(t.userId)],
 );
 
 export const oauthCodes = pgTable('oauth_codes', {

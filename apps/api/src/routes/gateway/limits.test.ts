@@ -134,9 +134,10 @@ describe('settings only firm managers change', () => {
     const before = await access();
     const res = await setAccess(memberKey, 'read');
     expect(res.statusCode).toBe(403);
+    // The key acts for a member, who holds no management scope (as their session does not).
     expect(res.json().error).toMatchObject({
-      code: 'FORBIDDEN',
-      message: expect.stringContaining('owners and admins'),
+      code: 'INSUFFICIENT_SCOPE',
+      message: expect.stringContaining('acct:clients:write'),
     });
     expect(await access()).toBe(before);
     const limits = await t.app.inject({

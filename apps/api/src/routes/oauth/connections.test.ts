@@ -61,12 +61,12 @@ describe('GET /api/v1/oauth-connections', () => {
     expect(res.json().error.code).toBe('INSUFFICIENT_SCOPE');
   });
 
-  it('refuses a key a member made, whatever its scopes (403 FORBIDDEN)', async () => {
+  it('refuses a key a member made, whatever its scopes: it acts for a member, who holds no connections:* (403)', async () => {
     const [row] = await t.database.db.select().from(users).where(eq(users.email, 'member@demo-firm.test'));
     const { key } = await createApiKey(t.database.db, { firmId: t.demo.firmId, createdByUserId: row?.id });
     const res = await list({ authorization: `Bearer ${key}` });
     expect(res.statusCode).toBe(403);
-    expect(res.json().error.code).toBe('FORBIDDEN');
+    expect(res.json().error.code).toBe('INSUFFICIENT_SCOPE');
   });
 
   it('refuses a token or key without the scope (403 INSUFFICIENT_SCOPE)', async () => {

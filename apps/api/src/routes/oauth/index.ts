@@ -1,6 +1,6 @@
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ALL_SCOPES } from '@firm/core';
+import { OAUTH_SCOPES } from '@firm/core';
 import {
   type AuthorizationParams,
   type AuthorizationRequest,
@@ -65,7 +65,7 @@ const AUTHORIZATION_PARAMS = [
 ] as const;
 const GRANT_TYPES = ['authorization_code', 'refresh_token'];
 /** What an MCP client asks for by default: the agent gateway, entries and banking, none of the firm's management. */
-const MCP_SCOPES = ALL_SCOPES.filter(
+const MCP_SCOPES = OAUTH_SCOPES.filter(
   (s) => (s.startsWith('acct:') && s !== 'acct:clients:write') || s.startsWith('entries:') || s.startsWith('bank:'),
 );
 
@@ -158,7 +158,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         token_endpoint: `${issuer}/api/oauth/token`,
         registration_endpoint: `${issuer}/api/oauth/register`,
         revocation_endpoint: `${issuer}/api/oauth/revoke`,
-        scopes_supported: ALL_SCOPES,
+        scopes_supported: OAUTH_SCOPES,
         response_types_supported: ['code'],
         response_modes_supported: ['query'],
         grant_types_supported: GRANT_TYPES,
@@ -187,7 +187,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return {
         resource: origin,
         authorization_servers: [origin],
-        scopes_supported: ALL_SCOPES,
+        scopes_supported: OAUTH_SCOPES,
         bearer_methods_supported: ['header'],
         resource_name: 'Firm accounting API',
         resource_documentation: `${origin}/api/openapi.json`,
