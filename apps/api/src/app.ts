@@ -47,6 +47,8 @@ import { reportRoutes } from './routes/reports/index';
 import { sessionRoutes } from './routes/session/index';
 import { taxRateRoutes } from './routes/tax-rates/index';
 import { webhookRoutes } from './routes/webhooks/index';
+import { userRoutes } from './routes/users/index';
+import { apiKeyRoutes } from './routes/api-keys/index';
 import './types';
 
 export interface AppDeps {
@@ -66,6 +68,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 registerAjvFormats();
 
 const pathOf = (url: string): string => url.split('?', 1)[0] as string;
+/** Invitation links carry their secret in the path: logs keep only its first characters. */
+export const loggedUrl = (url: string): string => url.replace(/^\/invite\/([^/?#]{0,8})[^/?#]*/, '/invite/$1…');
 // RFC 3339 allows date-times Postgres cannot hold (the year 0000, offsets beyond ±15:59): refuse them as invalid.
 Format.Set('date-time', isIsoTimestamp);
 
@@ -73,7 +77,23 @@ Format.Set('date-time', isIsoTimestamp);
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
   const app = Fastify({
-    logger: deps.logger ?? (config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL }),
+    logger:
+      deps.logger ??
+      (config.LOG_LEVEL === 'silent'
+        ? false
+        : {
+            level: config.LOG_LEVEL,
+            serializers: {
+              // Fastify's own, but for the URL.
+              req: (req) => ({
+                method: req.method,
+                url: loggedUrl(req.url ?? ''),
+                host: req.host,
+                remoteAddress: req.ip,
+                remotePort: req.socket?.remotePort,
+              }),
+            },
+          }),
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -170,6 +190,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(packetRoutes);
       await v1.register(exportRoutes);
       await v1.register(qboRoutes);
+      await v1.register(userRoutes);
+      await v1.register(apiKeyRoutes);
     },
     { prefix: '/api/v1' },
   );

@@ -11,6 +11,8 @@ export type Document = Schemas['Document'];
 export type Contact = Schemas['Contact'];
 export type PostingReceipt = Schemas['PostingReceipt'];
 export type TrialBalance = Schemas['TrialBalance'];
+export type User = Schemas['User'];
+export type ApiKey = Schemas['ApiKey'];
 export type ApiError = Schemas['Error'];
 
 export type FirmClient = Client<paths>;

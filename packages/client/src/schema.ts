@@ -771,6 +771,78 @@ export interface paths {
         patch: operations["patchAccountsById"];
         trace?: never;
     };
+    "/api/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the firm's API keys
+         * @description Never the keys themselves: their prefix, scopes, companies, maker and last use. Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         *
+         *     Requires scope `keys:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         *
+         *     Requires scope `keys:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        get: operations["getApiKeys"];
+        put?: never;
+        /**
+         * Issue an API key
+         * @description The response carries the key, shown only this once (only its hash is kept). The key acts for its maker (createdBy): it gets no scope the caller lacks (403 SCOPE_NOT_GRANTABLE) and no company outside its reach (422 INVALID_ORGANIZATION). Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         *
+         *     Requires scope `keys:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        post: operations["postApiKeys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An API key of the firm
+         * @description Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         *
+         *     Requires scope `keys:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         *
+         *     Requires scope `keys:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        get: operations["getApiKeysById"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description The key is refused (401) from the next request on, on every instance within AUTH_CACHE_TTL_MS (at once on the one that revoked it). Revoking a revoked key changes nothing. Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         *
+         *     Requires scope `keys:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        delete: operations["deleteApiKeysById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit-events": {
         parameters: {
             query?: never;
@@ -3471,6 +3543,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the firm's users
+         * @description Every user of the firm, invited and deactivated ones included, oldest first. Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         *
+         *     Requires scope `users:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         *
+         *     Requires scope `users:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        get: operations["getUsers"];
+        put?: never;
+        /**
+         * Invite a user
+         * @description Adds the user at once (status invited, no password) and returns, this once, their sign-in link: it works once, for INVITATION_TTL_HOURS (7 days by default), and lets them choose a password and signs them in. No mail is sent; pass the link on. Members may be limited to some companies (organizationIds). Only owners invite owners (403 FORBIDDEN for an admin). An email already in use, by any firm, is 409 EMAIL_TAKEN; a company id that is not one of the firm's is 422 INVALID_ORGANIZATION. Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         *
+         *     Requires scope `users:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        post: operations["postUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user of the firm
+         * @description Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         *
+         *     Requires scope `users:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         *
+         *     Requires scope `users:read`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        get: operations["getUsersById"];
+        put?: never;
+        post?: never;
+        /**
+         * Deactivate a user
+         * @description Takes the user off the firm at once: they cannot sign in, their sessions end, the OAuth connections they approved are revoked with every token, and the API keys they made and their open invitations are revoked; the next request with any of them is 401. The user stays listed (status deactivated) and in the audit trail; deactivating again changes nothing. Only owners deactivate owners (403 FORBIDDEN); the last active owner cannot be deactivated (409 LAST_OWNER). Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         *
+         *     Requires scope `users:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        delete: operations["deleteUsersById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user's name, role or companies
+         * @description Every credential acting for the user (session, API keys they made, OAuth tokens they approved) follows the change on its next request: a member sees only their organizationIds; a user made member loses the firm's management scopes and the OAuth connections they approved stop working. organizationIds is for members only (null: every company); it is dropped when the role becomes owner or admin. Only owners change owners or make one (403 FORBIDDEN); the last active owner keeps the role (409 LAST_OWNER); a deactivated user cannot be changed (409 INVALID_STATE). Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         *
+         *     Requires scope `users:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        patch: operations["patchUsersById"];
+        trace?: never;
+    };
+    "/api/v1/users/{id}/invitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new invitation link
+         * @description For a user still invited (their link expired or was lost): a new link, shown once; earlier links stop working. A user who already signed up or was deactivated is 409 INVALID_STATE. Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         *
+         *     Requires scope `users:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        post: operations["postUsersByIdInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/vendor-credits": {
         parameters: {
             query?: never;
@@ -3741,6 +3917,30 @@ export interface paths {
         get: operations["getWebhooksEventTypes"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invite/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invitation page
+         * @description Shows whom the link signs in and a form to choose a password. Looking at it does not spend the link.
+         */
+        get: operations["getInviteByToken"];
+        put?: never;
+        /**
+         * Take an invitation
+         * @description Form post (application/x-www-form-urlencoded) of the invitation page: sets the password (at least 12 characters), spends the link (it works once) and signs the user in. Limited per IP address as /login is (LOGIN_RATE_LIMIT_IP_MAX).
+         */
+        post: operations["postInviteByToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4028,6 +4228,51 @@ export interface components {
             /** @enum {unknown} */
             side: "receivable" | "payable";
             totals: components["schemas"]["GetReportsArAgingResponseDataTotals"];
+        };
+        /** ApiKey */
+        ApiKey: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The user who made the key: it acts for them, never beyond what they may do now (a member’s companies, no management scopes), and is revoked when they are deactivated. Null for keys made with the CLI. */
+            createdBy: components["schemas"]["ApiKeyMaker"] | null;
+            /** Format: uuid */
+            id: string;
+            /** @description When the key was last accepted, to the minute (it is written at most once a minute). */
+            lastUsedAt: string | null;
+            name: string;
+            /** @description The companies (organizations) the key may act on; null: every company of the firm. */
+            organizationIds: string[] | null;
+            /** @description The first characters of the key (dk_live_ and four more), to tell keys apart. */
+            prefix: string;
+            revokedAt: string | null;
+            scopes: ("organizations:read" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+        };
+        /** ApiKeyMaker */
+        ApiKeyMaker: {
+            email: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        /** ApiKeyWithSecret */
+        ApiKeyWithSecret: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The user who made the key: it acts for them, never beyond what they may do now (a member’s companies, no management scopes), and is revoked when they are deactivated. Null for keys made with the CLI. */
+            createdBy: components["schemas"]["ApiKeyMaker"] | null;
+            /** Format: uuid */
+            id: string;
+            /** @description The key (dk_live_...), for Authorization: Bearer. Shown only now: only its hash is kept. */
+            key: string;
+            /** @description When the key was last accepted, to the minute (it is written at most once a minute). */
+            lastUsedAt: string | null;
+            name: string;
+            /** @description The companies (organizations) the key may act on; null: every company of the firm. */
+            organizationIds: string[] | null;
+            /** @description The first characters of the key (dk_live_ and four more), to tell keys apart. */
+            prefix: string;
+            revokedAt: string | null;
+            scopes: ("organizations:read" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
         };
         /** AuditEvent */
         AuditEvent: {
@@ -5084,6 +5329,9 @@ export interface components {
             /** @description Pass as cursor for the next page; null at the end. */
             nextCursor: string | null;
         };
+        GetUsersByIdResponse: {
+            data: components["schemas"]["User"];
+        };
         GetWebhooksByIdResponse: {
             data: components["schemas"]["WebhookSubscription"];
         };
@@ -5118,6 +5366,37 @@ export interface components {
             findings: components["schemas"]["HealthFinding"][];
             /** Format: date-time */
             scannedAt: string;
+        };
+        /** Invitation */
+        Invitation: {
+            /** Format: date-time */
+            expiresAt: string;
+            /** @description The sign-in link (`/invite/{token}` on this site): whoever opens it chooses the password and is signed in. Shown only now; it works once, until expiresAt. No mail is sent: pass it on to the person invited. */
+            url: string;
+        };
+        /** InvitedUser */
+        InvitedUser: {
+            /** Format: date-time */
+            createdAt: string;
+            deactivatedAt: string | null;
+            /** @description Lower case; unique across the deployment. */
+            email: string;
+            /** Format: uuid */
+            id: string;
+            invitation: components["schemas"]["Invitation"];
+            name: string;
+            /** @description Members: the companies they may see; null: every company of the firm. */
+            organizationIds: string[] | null;
+            /**
+             * @description owner and admin: the whole firm, and they manage its users and API keys (only owners make or change owners); member: the books of the companies in organizationIds, nothing of the firm’s management.
+             * @enum {unknown}
+             */
+            role: "owner" | "admin" | "member";
+            /**
+             * @description invited: has not used their invitation link yet (no password); deactivated: taken off the firm, cannot sign in, and nothing acting for them is accepted.
+             * @enum {unknown}
+             */
+            status: "invited" | "active" | "deactivated";
         };
         /** Item */
         Item: {
@@ -5447,6 +5726,9 @@ export interface components {
         PostTaxRatesResponse: {
             data: components["schemas"]["TaxRate"];
         };
+        PostUsersResponse: {
+            data: components["schemas"]["InvitedUser"];
+        };
         PostWebhooksByIdTestResponse: {
             data: components["schemas"]["WebhookDelivery"];
         };
@@ -5765,6 +6047,29 @@ export interface components {
             /** @description Close the books through this date, move the date back, or null to reopen them entirely. */
             booksClosedThrough?: string | null;
             fiscalYearStartMonth?: number;
+        };
+        /** User */
+        User: {
+            /** Format: date-time */
+            createdAt: string;
+            deactivatedAt: string | null;
+            /** @description Lower case; unique across the deployment. */
+            email: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description Members: the companies they may see; null: every company of the firm. */
+            organizationIds: string[] | null;
+            /**
+             * @description owner and admin: the whole firm, and they manage its users and API keys (only owners make or change owners); member: the books of the companies in organizationIds, nothing of the firm’s management.
+             * @enum {unknown}
+             */
+            role: "owner" | "admin" | "member";
+            /**
+             * @description invited: has not used their invitation link yet (no password); deactivated: taken off the firm, cannot sign in, and nothing acting for them is accepted.
+             * @enum {unknown}
+             */
+            status: "invited" | "active" | "deactivated";
         };
         /** VoidRequest */
         VoidRequest: {
@@ -6150,6 +6455,15 @@ export interface components {
             };
         };
         /** @description Default Response */
+        GetUsersByIdResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetUsersByIdResponse"];
+            };
+        };
+        /** @description Default Response */
         GetWebhooksByIdResponse: {
             headers: {
                 [name: string]: unknown;
@@ -6276,6 +6590,15 @@ export interface components {
             };
         };
         /** @description Default Response */
+        PostUsersResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostUsersResponse"];
+            };
+        };
+        /** @description Default Response */
         PostWebhooksByIdTestResponse: {
             headers: {
                 [name: string]: unknown;
@@ -6311,6 +6634,24 @@ export interface components {
         };
         /** @description The CSRF token is missing or wrong, or the Origin or Host is not this service's (ALLOWED_ORIGINS). */
         Response403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description No invitation has this token. */
+        Response404: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description The invitation was used, expired or withdrawn. */
+        Response410: {
             headers: {
                 [name: string]: unknown;
             };
@@ -6368,8 +6709,14 @@ export interface components {
         /** @description Document id. */
         PathId7: string;
         PathId8: string;
-        /** @description The record's `Id`. */
+        /** @description User id. */
         PathId9: string;
+        /** @description API key id. */
+        PathId10: string;
+        /** @description The record's `Id`. */
+        PathId11: string;
+        /** @description The token of the invitation link (inv_...). */
+        PathToken: string;
         /** @description The transaction's `Id`. */
         PathTransactionId: string;
         /** @description Entries with a line on this account. */
@@ -6696,7 +7043,7 @@ export interface operations {
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId9"];
+                id: components["parameters"]["PathId11"];
             };
             cookie?: never;
         };
@@ -6730,7 +7077,7 @@ export interface operations {
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId9"];
+                id: components["parameters"]["PathId11"];
             };
             cookie?: never;
         };
@@ -6773,7 +7120,7 @@ export interface operations {
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId9"];
+                id: components["parameters"]["PathId11"];
             };
             cookie?: never;
         };
@@ -7972,6 +8319,146 @@ export interface operations {
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getApiKeys: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: components["parameters"]["QueryCursor"];
+                /** @description Revoked keys too. */
+                includeRevoked?: boolean;
+                /** @description Page size, 1-1000. */
+                limit?: components["parameters"]["QueryLimit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiKey"][];
+                        /** @description Pass as cursor for the next page; null at the end. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the key is for. */
+                    name: string;
+                    /** @description Limit the key to these companies; left out: every company the caller may see. */
+                    organizationIds?: string[];
+                    /** @description Left out: every scope the caller holds. Each must be one the caller holds. */
+                    scopes?: ("organizations:read" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiKeyWithSecret"];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getApiKeysById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description API key id. */
+                id: components["parameters"]["PathId10"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiKey"];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteApiKeysById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description API key id. */
+                id: components["parameters"]["PathId10"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -12478,6 +12965,191 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
+    getUsers: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: components["parameters"]["QueryCursor"];
+                /** @description Page size, 1-1000. */
+                limit?: components["parameters"]["QueryLimit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["User"][];
+                        /** @description Pass as cursor for the next page; null at the end. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                    /** @description Members only: the companies (organizations) the member may see; null for every company of the firm. Every credential acting for the member (session, keys they made) sees only these; another company is 404. */
+                    organizationIds?: string[] | null;
+                    /**
+                     * @description owner and admin: the whole firm, and they manage its users and API keys (only owners make or change owners); member: the books of the companies in organizationIds, nothing of the firm’s management.
+                     * @enum {unknown}
+                     */
+                    role: "owner" | "admin" | "member";
+                };
+            };
+        };
+        responses: {
+            201: components["responses"]["PostUsersResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getUsersById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["PathId9"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetUsersByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteUsersById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["PathId9"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deactivated. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    patchUsersById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["PathId9"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Members only: the companies (organizations) the member may see; null for every company of the firm. Every credential acting for the member (session, keys they made) sees only these; another company is 404. */
+                    organizationIds?: string[] | null;
+                    /**
+                     * @description owner and admin: the whole firm, and they manage its users and API keys (only owners make or change owners); member: the books of the companies in organizationIds, nothing of the firm’s management.
+                     * @enum {unknown}
+                     */
+                    role?: "owner" | "admin" | "member";
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["GetUsersByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postUsersByIdInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["PathId9"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: components["responses"]["PostUsersResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
     getVendorCredits: {
         parameters: {
             query?: {
@@ -12958,6 +13630,84 @@ export interface operations {
             404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getInviteByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of the invitation link (inv_...). */
+                token: components["parameters"]["PathToken"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form to choose a password. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["Response400"];
+            404: components["responses"]["Response404"];
+            410: components["responses"]["Response410"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postInviteByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of the invitation link (inv_...). */
+                token: components["parameters"]["PathToken"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The token of the invitation form. */
+                    csrf_token?: string;
+                    /** @description Sent by the form for password managers; ignored. */
+                    email?: string;
+                    password: string;
+                    password_confirmation: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Password set and signed in: to /login, which shows who is signed in. */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The passwords differ or are too short: the form again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            403: components["responses"]["Response403"];
+            404: components["responses"]["Response404"];
+            410: components["responses"]["Response410"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
             503: components["responses"]["Error"];
         };
     };

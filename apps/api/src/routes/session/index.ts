@@ -15,6 +15,7 @@ import {
   readSignedCookie,
   setSessionCookie,
 } from '../../plugins/session';
+import { invitationRoutes } from './invite';
 import { loginPage, signedInPage } from './pages';
 import {
   LoginForm,
@@ -49,6 +50,7 @@ export function safeReturnTo(value: string | undefined): string | null {
 export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { config } = app;
   const db = () => app.database.db;
+  await app.register(invitationRoutes);
 
   // The sign-in form is posted before any session exists, so its CSRF token is a double-submit
   // token: the same random value in a signed cookie and in the form.

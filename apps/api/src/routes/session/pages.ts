@@ -29,3 +29,32 @@ export function signedInPage(user: SessionUser, csrfToken: string): Html {
       <button type="submit">Sign out</button>
     </form>`;
 }
+
+export function invitationPage(params: {
+  token: string;
+  csrfToken: string;
+  email: string;
+  name: string;
+  firmName: string;
+  error?: string;
+}): Html {
+  return html`<h1>Join ${params.firmName}</h1>
+    <p>You were invited as <strong>${params.name}</strong> (${params.email}). Choose a password to sign in.</p>
+    ${params.error ? html`<p class="error" role="alert">${params.error}</p>` : ''}
+    <form method="post" action="/invite/${params.token}">
+      <input type="hidden" name="csrf_token" value="${params.csrfToken}" />
+      <input type="hidden" name="email" value="${params.email}" autocomplete="username" />
+      <label for="password">Password (at least 12 characters)</label>
+      <input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required />
+      <label for="password_confirmation">The same password again</label>
+      <input
+        id="password_confirmation"
+        name="password_confirmation"
+        type="password"
+        autocomplete="new-password"
+        minlength="12"
+        required
+      />
+      <button class="primary" type="submit">Set password and sign in</button>
+    </form>`;
+}

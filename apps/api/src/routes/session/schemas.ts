@@ -58,3 +58,37 @@ export const SessionInfo = Type.Object({
   csrfToken: Type.String({ description: 'Send as x-csrf-token on partner-API changes made with this session.' }),
   expiresAt: Type.String({ format: 'date-time' }),
 });
+
+export const InvitationParams = Type.Object({
+  token: Type.String({ maxLength: 100, description: 'The token of the invitation link (inv_...).' }),
+});
+
+export const InvitationForm = Type.Object({
+  password: Type.String({ maxLength: 1024 }),
+  password_confirmation: Type.String({ maxLength: 1024 }),
+  csrf_token: Type.Optional(Type.String({ maxLength: 200, description: 'The token of the invitation form.' })),
+  email: Type.Optional(
+    Type.String({ maxLength: 320, description: 'Sent by the form for password managers; ignored.' }),
+  ),
+});
+
+const invitationErrors = {
+  404: HtmlPage('No invitation has this token.'),
+  410: HtmlPage('The invitation was used, expired or withdrawn.'),
+};
+
+export const InvitationPageResponses = {
+  200: HtmlPage('The form to choose a password.'),
+  ...invitationErrors,
+  ...pageErrors,
+  ...errorResponses(429),
+};
+
+export const InvitationResponses = {
+  303: Redirect('Password set and signed in: to /login, which shows who is signed in.'),
+  400: HtmlPage('The passwords differ or are too short: the form again.'),
+  403: HtmlPage("The CSRF token is missing or wrong, or the Origin or Host is not this service's (ALLOWED_ORIGINS)."),
+  ...invitationErrors,
+  500: HtmlPage('Unexpected error.'),
+  ...errorResponses(429),
+};
