@@ -156,6 +156,8 @@ export interface paths {
          * @description The body is the platform's payload for the entity. Requires Idempotency-Key.
          *
          *     Requires scope `acct:entities:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postAgentAcctClientsByClientIdEntitiesByEntity"];
         delete?: never;
@@ -187,6 +189,8 @@ export interface paths {
          * @description Transactions are voided: they leave every list and report, and the books keep them as void. The SyncToken goes in the body or the query string.
          *
          *     Requires scope `acct:entities:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         delete: operations["deleteAgentAcctClientsByClientIdEntitiesByEntityById"];
         options?: never;
@@ -196,6 +200,8 @@ export interface paths {
          * @description Fields left out keep their values. The body carries the SyncToken of the record as last read; a stale one is 409 STALE_SYNC_TOKEN with the current record in details[0].current.
          *
          *     Requires scope `acct:entities:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchAgentAcctClientsByClientIdEntitiesByEntityById"];
         trace?: never;
@@ -259,7 +265,7 @@ export interface paths {
         put?: never;
         /**
          * Relay a call to the client's platform API
-         * @description Reads and writes the covered entities as the platform's v3 API does: GET `<entity>/<id>`, POST `<entity>` (create, or a sparse update with Id and SyncToken in the body), POST `<entity>?operation=delete`, `query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's response body. A `query` call's text (the `query` parameter, or `query` in the body) is held to the query route's bounds: At most 10,000 characters, 50 conditions and 1,000 values in an IN list; STARTPOSITION a whole number from 1 to 1,000,000,000, MAXRESULTS from 1 to 1,000 (default 100); a date field (TxnDate, DueDate) compares with a real calendar date 'YYYY-MM-DD', a time (MetaData.*) with 'YYYY-MM-DDThh:mm:ss' and an optional Z or ±hh:mm (none: UTC) or a date. Anything else is 400 QUERY_INVALID naming the position (details[0].offset, line, column). A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
+         * @description Reads and writes the covered entities as the platform's v3 API does: GET `<entity>/<id>`, POST `<entity>` (create, or a sparse update with Id and SyncToken in the body), POST `<entity>?operation=delete`, `query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's response body. A `query` call's text (the `query` parameter, or `query` in the body) is held to the query route's bounds: At most 10,000 characters, 50 conditions and 1,000 values in an IN list; STARTPOSITION a whole number from 1 to 1,000,000,000, MAXRESULTS from 1 to 1,000 (default 100); a date field (TxnDate, DueDate) compares with a real calendar date 'YYYY-MM-DD', a time (MetaData.*) with 'YYYY-MM-DDThh:mm:ss' and an optional Z or ±hh:mm (none: UTC) or a date. Anything else is 400 QUERY_INVALID naming the position (details[0].offset, line, column). A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT. A write to an archived company is 409 COMPANY_ARCHIVED.
          *
          *     Requires scope `acct:clients:read`.
          */
@@ -292,6 +298,8 @@ export interface paths {
          * @description `payload` is the platform's payload for `entityType`. Requires Idempotency-Key. `dryRun=true` answers 200 with the record and its journal lines and writes nothing.
          *
          *     Requires scope `acct:transactions:create`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postAgentAcctClientsByClientIdTransactions"];
         delete?: never;
@@ -323,6 +331,8 @@ export interface paths {
          * @description Needs `syncToken`. The books keep the transaction as void; it leaves every list and report.
          *
          *     Requires scope `acct:transactions:delete`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         delete: operations["deleteAgentAcctClientsByClientIdTransactionsByTransactionId"];
         options?: never;
@@ -332,6 +342,8 @@ export interface paths {
          * @description A sparse update: `payload` carries the changed fields and the SyncToken of the record as last read. A stale SyncToken is 409 STALE_SYNC_TOKEN with the current record in details[0].current.
          *
          *     Requires scope `acct:transactions:update`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchAgentAcctClientsByClientIdTransactionsByTransactionId"];
         trace?: never;
@@ -660,7 +672,7 @@ export interface paths {
         };
         /**
          * Intuit's redirect after consent (QBO_REDIRECT_URI)
-         * @description Finishes a connection: checks the one-time state (unknown, expired, replayed or another user's: 400, nothing written), trades Intuit's code for tokens, stores them encrypted, and shows the result.
+         * @description Finishes a connection in the browser session of the person who began it (without a session: 401, the state left as it is). Checks the one-time state (unknown, expired, replayed or another user's: 400, nothing written), trades Intuit's code for tokens, reads companyinfo/{realmId} with the new token to confirm that it reaches the company the callback names, stores the tokens encrypted, and shows the result. When the company is not confirmed (400) or is held by another connection (409), the new authorization is revoked at Intuit and nothing is stored.
          */
         get: operations["getQboCallback"];
         put?: never;
@@ -729,6 +741,8 @@ export interface paths {
         /**
          * Create an account
          * @description Requires scope `accounts:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postAccounts"];
         delete?: never;
@@ -758,6 +772,8 @@ export interface paths {
          * @description Refused with 409 ACCOUNT_IN_USE when any journal line uses the account; archive it instead.
          *
          *     Requires scope `accounts:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         delete: operations["deleteAccountsById"];
         options?: never;
@@ -767,6 +783,8 @@ export interface paths {
          * @description The type of an account that has journal lines cannot change.
          *
          *     Requires scope `accounts:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchAccountsById"];
         trace?: never;
@@ -889,6 +907,8 @@ export interface paths {
          * @description Adds a register for a ledger account of subtype bank or credit_card (422 INVALID_ACCOUNT otherwise). Each ledger account holds at most one (409 BANK_ACCOUNT_TAKEN).
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBankAccounts"];
         delete?: never;
@@ -943,6 +963,8 @@ export interface paths {
          * @description Exchanges the aggregator link flow's public token, stores the connection (its access token encrypted) and links each account named to the register of its ledger account (creating the register when there is none), then runs the first sync. Later syncs are driven by the aggregator. The public token is single use, so a retry of a connect that succeeded is refused (422 PUBLIC_TOKEN_REFUSED, as is a token the aggregator does not know) rather than connecting twice. A first sync that fails leaves the connection in status error with lastError.
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBankFeeds"];
         delete?: never;
@@ -1035,6 +1057,8 @@ export interface paths {
          * @description Takes the row out of the books: its entry and the payments its match recorded are voided. Reversible with include. A reconciled row is 409 ALREADY_RECONCILED. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBankTransactionsByIdExclude"];
         delete?: never;
@@ -1057,6 +1081,8 @@ export interface paths {
          * @description Brings an excluded row back as unreviewed. Anything but an excluded row is 409 INVALID_STATE. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBankTransactionsByIdInclude"];
         delete?: never;
@@ -1079,6 +1105,8 @@ export interface paths {
          * @description Money in matches open invoices or customer payments, money out open bills or bill payments. An open invoice or bill gets its payment recorded (one per contact) and becomes paid or partially paid; an existing payment through the same bank account is linked. The documents must add up to the bank amount (422 AMOUNT_MISMATCH) unless differenceAccountId takes the difference. A paid, void, unknown or other contact’s document is 422 INVALID_ALLOCATION. Instead of documents, bankTransactionId names the register row a posting route (purchase, deposit, transfer) wrote for the same money: the bank’s row takes its place and its entry, so the money is booked once (422 AMOUNT_MISMATCH when the amounts differ, INVALID_ALLOCATION when it is not such a row of this bank account or is reconciled). Naming both, or neither, is 400 VALIDATION_ERROR. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBankTransactionsByIdMatch"];
         delete?: never;
@@ -1125,6 +1153,8 @@ export interface paths {
          * @description Classifies the whole amount to one account, with an optional contact and tax rate. An unreviewed row is categorized (its entry posted: the bank account against the account named); a classified row has what it posted voided and a new entry posted. A reconciled row is 409 ALREADY_RECONCILED, a date in a closed period 422 PERIOD_CLOSED, an archived account 422 INVALID_ACCOUNT. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBankTransactionsByIdReclassify"];
         delete?: never;
@@ -1147,6 +1177,8 @@ export interface paths {
          * @description Checks a categorized or matched row into the open reconciliation of its bank account (409 NO_OPEN_RECONCILIATION without one, or when the one named belongs to another bank account or is finished). An unreviewed or excluded row is 409 INVALID_STATE. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBankTransactionsByIdReconcile"];
         delete?: never;
@@ -1169,6 +1201,8 @@ export interface paths {
          * @description Splits the amount across accounts and/or invoices and bills (as in match). The parts must add up exactly to the bank amount (422 SPLIT_MISMATCH). Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBankTransactionsByIdSplit"];
         delete?: never;
@@ -1199,6 +1233,8 @@ export interface paths {
          * @description Pays existing bills of one vendor and allocates the payment: debits accounts payable, credits the paying account, and lowers each bill’s open balance (open -> partially_paid -> paid). Allocations are checked under row locks and by the database: more than a bill’s open balance is 422 OVER_ALLOCATION, the same bill twice 422 DUPLICATE_ALLOCATION, a bill of another vendor or organization, a void or unknown bill 422 INVALID_ALLOCATION. The payment is then listed under GET /bill-payments. Organization-header form (legacy). Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBillPayments"];
         delete?: never;
@@ -1243,6 +1279,8 @@ export interface paths {
          * @description Voids the document and its journal entry (both stay visible). Refused with 422 DOCUMENT_HAS_PAYMENTS while a payment or credit is applied to it: void the payment first. Voiding a payment reopens what it paid.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBillPaymentsByIdVoid"];
         delete?: never;
@@ -1273,6 +1311,8 @@ export interface paths {
          * @description Credits accounts payable with the total, debits each line’s expense account and the tax rate’s liability account (reclaimable purchase tax). Paid through POST /bill-payments. Each line amount is quantity × unitPriceCents rounded half-even (banker’s rounding) to the cent, and each line’s tax is its amount × the tax rate’s basis points / 10000 rounded half-even, per line; the subtotal, tax and total are the sums of the rounded line figures.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBills"];
         delete?: never;
@@ -1305,6 +1345,8 @@ export interface paths {
          * @description A posted document is changed by voiding its journal entry and posting a new one in the same transaction; this is refused with 422 DOCUMENT_NOT_EDITABLE once a payment or credit is applied to it, and for void or converted documents. A document dated in a closed period cannot be posted, changed or voided (422 PERIOD_CLOSED).
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchBillsById"];
         trace?: never;
@@ -1323,6 +1365,8 @@ export interface paths {
          * @description Voids the document and its journal entry (both stay visible). Refused with 422 DOCUMENT_HAS_PAYMENTS while a payment or credit is applied to it: void the payment first. Voiding a payment reopens what it paid.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postBillsByIdVoid"];
         delete?: never;
@@ -1355,6 +1399,8 @@ export interface paths {
          * @description Owners and admins (scope books:close) close the books through a date: afterwards posting, voiding or backdating an entry on or before it is refused with 422 PERIOD_CLOSED. Moving the date back or setting null reopens. Each change writes an audit event (books.closed, books.reopened, books.fiscal_year_changed).
          *
          *     Requires scope `books:close`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchBooks"];
         trace?: never;
@@ -1368,13 +1414,23 @@ export interface paths {
         };
         /**
          * Companies the connected firm manages (the same records as organizations)
-         * @description Requires scope `organizations:read`.
+         * @description Active companies by default; `status=archived` or `status=all` lists archived ones.
+         *
+         *     Requires scope `organizations:read`.
          *
          *     Requires scope `organizations:read`.
          */
         get: operations["getCompanies"];
         put?: never;
-        post?: never;
+        /**
+         * Create a company
+         * @description A new client company of the firm, with the chart of its template (`standard` by default, or `empty`), its currency (ISO 4217, USD by default) and the month its fiscal year starts in (January by default). Names are unique in the firm (409 COMPANY_NAME_TAKEN). The agent gateway lists it as a client with agentAccess `none` until an owner or admin opens it (PATCH /agent/v1/acct/clients/{clientId}). Records company.created. Owners and admins only. Requires Idempotency-Key: the key is the firm’s (one key, one new company), and the same key and body replay the company created with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `companies:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        post: operations["postCompanies"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1390,7 +1446,9 @@ export interface paths {
         };
         /**
          * Company details
-         * @description Requires scope `organizations:read`.
+         * @description Archived companies too.
+         *
+         *     Requires scope `organizations:read`.
          *
          *     Requires scope `organizations:read`.
          */
@@ -1400,7 +1458,15 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a company
+         * @description Name, legal name, tax id, currency, fiscal-year start month; the fields sent change, null clears legal name and tax id. The currency cannot change once the company has posted entries (409 CURRENCY_LOCKED). A new fiscal-year start month is also recorded as books.fiscal_year_changed. Records company.updated when anything changed. Owners and admins only. An Idempotency-Key is honoured when sent.
+         *
+         *     Requires scope `companies:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        patch: operations["patchCompaniesByCompanyId"];
         trace?: never;
     };
     "/api/v1/companies/{companyId}/accounts": {
@@ -1419,6 +1485,28 @@ export interface paths {
         get: operations["getCompaniesByCompanyIdAccounts"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a company
+         * @description Its books, reports, history and settings stay readable (GET routes, reports, exports, agents’ reads); every write to it (partner API, agent gateway, MCP tools) is 409 COMPANY_ARCHIVED, scheduled entries and bank-feed syncs wait, and it leaves the default company lists and the agents’ client list. Records company.archived. A company already archived is answered as it is, and nothing is recorded. Owners and admins only. An Idempotency-Key is honoured when sent.
+         *
+         *     Requires scope `companies:write`.
+         */
+        post: operations["postCompaniesByCompanyIdArchive"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1495,6 +1583,8 @@ export interface paths {
          * @description Pays existing bills of one vendor and allocates the payment: debits accounts payable, credits the paying account, and lowers each bill’s open balance (open -> partially_paid -> paid). Allocations are checked under row locks and by the database: more than a bill’s open balance is 422 OVER_ALLOCATION, the same bill twice 422 DUPLICATE_ALLOCATION, a bill of another vendor or organization, a void or unknown bill 422 INVALID_ALLOCATION. The payment is then listed under GET /bill-payments. Company-path form. Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postCompaniesByCompanyIdBillPayments"];
         delete?: never;
@@ -1551,6 +1641,8 @@ export interface paths {
          * @description Owners and admins (scope books:close) close the books through a date: afterwards posting, voiding or backdating an entry on or before it is refused with 422 PERIOD_CLOSED. Moving the date back or setting null reopens. Each change writes an audit event (books.closed, books.reopened, books.fiscal_year_changed).
          *
          *     Requires scope `books:close`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchCompaniesByCompanyIdBooks"];
         trace?: never;
@@ -1665,6 +1757,8 @@ export interface paths {
          * @description Money into a bank account from income (or other) accounts; the mirror of a purchase. Company-path form. Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postCompaniesByCompanyIdDeposits"];
         delete?: never;
@@ -1765,6 +1859,8 @@ export interface paths {
          * @description Lines whose debits equal their credits, posted at once. Company-path form. Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postCompaniesByCompanyIdJournalEntries"];
         delete?: never;
@@ -1811,6 +1907,8 @@ export interface paths {
          * @description Money out of a bank or credit-card account into expense (or other) accounts. Company-path form. Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postCompaniesByCompanyIdPurchases"];
         delete?: never;
@@ -2075,8 +2173,32 @@ export interface paths {
          * @description An amount moved between two different balance-sheet accounts (asset, liability, equity). Company-path form. Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postCompaniesByCompanyIdTransfers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unarchive a company
+         * @description It can be written to again, and is listed again. Scheduled entries that fell due while it was archived run at the next round; requested bank-feed syncs run. Records company.unarchived. A company already active is answered as it is, and nothing is recorded. Owners and admins only. An Idempotency-Key is honoured when sent.
+         *
+         *     Requires scope `companies:write`.
+         */
+        post: operations["postCompaniesByCompanyIdUnarchive"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2127,6 +2249,8 @@ export interface paths {
         /**
          * Create a customer or vendor
          * @description Requires scope `contacts:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postContacts"];
         delete?: never;
@@ -2159,6 +2283,8 @@ export interface paths {
          * @description Send `archived: true` to archive. The kind cannot drop a side the contact has documents on (409 INVALID_STATE).
          *
          *     Requires scope `contacts:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchContactsById"];
         trace?: never;
@@ -2209,6 +2335,8 @@ export interface paths {
          * @description Credits accounts receivable with the total; applied to invoices through customer payments (credits). Each line amount is quantity × unitPriceCents rounded half-even (banker’s rounding) to the cent, and each line’s tax is its amount × the tax rate’s basis points / 10000 rounded half-even, per line; the subtotal, tax and total are the sums of the rounded line figures.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postCreditMemos"];
         delete?: never;
@@ -2241,6 +2369,8 @@ export interface paths {
          * @description A posted document is changed by voiding its journal entry and posting a new one in the same transaction; this is refused with 422 DOCUMENT_NOT_EDITABLE once a payment or credit is applied to it, and for void or converted documents. A document dated in a closed period cannot be posted, changed or voided (422 PERIOD_CLOSED).
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchCreditMemosById"];
         trace?: never;
@@ -2259,6 +2389,8 @@ export interface paths {
          * @description Voids the document and its journal entry (both stay visible). Refused with 422 DOCUMENT_HAS_PAYMENTS while a payment or credit is applied to it: void the payment first. Voiding a payment reopens what it paid.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postCreditMemosByIdVoid"];
         delete?: never;
@@ -2289,6 +2421,8 @@ export interface paths {
          * @description Allocates the payment to invoices of the customer, optionally using credit memos towards them. An allocation larger than its document’s open balance is 422 OVER_ALLOCATION (checked under row locks and by the database); the same document twice is 422 DUPLICATE_ALLOCATION; a void document, another customer’s or an unknown one is 422 INVALID_ALLOCATION. Debits the deposit account, credits receivables.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postCustomerPayments"];
         delete?: never;
@@ -2333,6 +2467,8 @@ export interface paths {
          * @description Voids the document and its journal entry (both stay visible). Refused with 422 DOCUMENT_HAS_PAYMENTS while a payment or credit is applied to it: void the payment first. Voiding a payment reopens what it paid.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postCustomerPaymentsByIdVoid"];
         delete?: never;
@@ -2355,6 +2491,8 @@ export interface paths {
          * @description Money into a bank account from income (or other) accounts; the mirror of a purchase. Organization-header form (legacy). Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postDeposits"];
         delete?: never;
@@ -2385,6 +2523,8 @@ export interface paths {
          * @description A draft needs at least two lines on active accounts of the organization, each with exactly one of debitCents and creditCents. It need not balance until it is posted, and moves no balance until then.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postEntries"];
         delete?: never;
@@ -2429,6 +2569,8 @@ export interface paths {
          * @description draft -> posted. The lines must balance (422 UNBALANCED_ENTRY) and the date must be after the books-closed date (422 PERIOD_CLOSED). Anything but a draft is 409 INVALID_STATE.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postEntriesByIdPost"];
         delete?: never;
@@ -2451,6 +2593,8 @@ export interface paths {
          * @description posted -> void. The entry stays visible with voidedAt and the reason; its amounts leave every balance and report. Anything but a posted entry is 409 INVALID_STATE, and so is the entry of a sales or purchase document (invoice, bill, payment...): void the document instead. An entry dated on or before the books-closed date is 422 PERIOD_CLOSED.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postEntriesByIdVoid"];
         delete?: never;
@@ -2481,6 +2625,8 @@ export interface paths {
          * @description Posts nothing; POST /estimates/:id/convert makes it an invoice. Each line amount is quantity × unitPriceCents rounded half-even (banker’s rounding) to the cent, and each line’s tax is its amount × the tax rate’s basis points / 10000 rounded half-even, per line; the subtotal, tax and total are the sums of the rounded line figures.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postEstimates"];
         delete?: never;
@@ -2513,6 +2659,8 @@ export interface paths {
          * @description A posted document is changed by voiding its journal entry and posting a new one in the same transaction; this is refused with 422 DOCUMENT_NOT_EDITABLE once a payment or credit is applied to it, and for void or converted documents. A document dated in a closed period cannot be posted, changed or voided (422 PERIOD_CLOSED).
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchEstimatesById"];
         trace?: never;
@@ -2531,6 +2679,8 @@ export interface paths {
          * @description Creates and posts an invoice with the estimate’s lines; the estimate becomes converted.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postEstimatesByIdConvert"];
         delete?: never;
@@ -2553,6 +2703,8 @@ export interface paths {
          * @description Voids the document and its journal entry (both stay visible). Refused with 422 DOCUMENT_HAS_PAYMENTS while a payment or credit is applied to it: void the payment first. Voiding a payment reopens what it paid.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postEstimatesByIdVoid"];
         delete?: never;
@@ -2583,6 +2735,8 @@ export interface paths {
          * @description Posts accounts receivable (debit, the total) against each line’s income account and the tax liability. Each line amount is quantity × unitPriceCents rounded half-even (banker’s rounding) to the cent, and each line’s tax is its amount × the tax rate’s basis points / 10000 rounded half-even, per line; the subtotal, tax and total are the sums of the rounded line figures.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postInvoices"];
         delete?: never;
@@ -2615,6 +2769,8 @@ export interface paths {
          * @description A posted document is changed by voiding its journal entry and posting a new one in the same transaction; this is refused with 422 DOCUMENT_NOT_EDITABLE once a payment or credit is applied to it, and for void or converted documents. A document dated in a closed period cannot be posted, changed or voided (422 PERIOD_CLOSED).
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchInvoicesById"];
         trace?: never;
@@ -2633,6 +2789,8 @@ export interface paths {
          * @description Voids the document and its journal entry (both stay visible). Refused with 422 DOCUMENT_HAS_PAYMENTS while a payment or credit is applied to it: void the payment first. Voiding a payment reopens what it paid.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postInvoicesByIdVoid"];
         delete?: never;
@@ -2661,6 +2819,8 @@ export interface paths {
         /**
          * Create a product or service
          * @description Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postItems"];
         delete?: never;
@@ -2693,6 +2853,8 @@ export interface paths {
          * @description Send `archived: true` to archive. Documents already written keep their lines.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchItemsById"];
         trace?: never;
@@ -2711,6 +2873,8 @@ export interface paths {
          * @description Lines whose debits equal their credits, posted at once. Organization-header form (legacy). Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postJournalEntries"];
         delete?: never;
@@ -2780,13 +2944,23 @@ export interface paths {
         };
         /**
          * Client organizations the firm manages
-         * @description Requires scope `organizations:read`.
+         * @description Active companies by default; `status=archived` or `status=all` lists archived ones.
+         *
+         *     Requires scope `organizations:read`.
          *
          *     Requires scope `organizations:read`.
          */
         get: operations["getOrganizations"];
         put?: never;
-        post?: never;
+        /**
+         * Create a client organization (a company)
+         * @description A new client company of the firm, with the chart of its template (`standard` by default, or `empty`), its currency (ISO 4217, USD by default) and the month its fiscal year starts in (January by default). Names are unique in the firm (409 COMPANY_NAME_TAKEN). The agent gateway lists it as a client with agentAccess `none` until an owner or admin opens it (PATCH /agent/v1/acct/clients/{clientId}). Records company.created. Owners and admins only. Requires Idempotency-Key: the key is the firm’s (one key, one new company), and the same key and body replay the company created with `Idempotent-Replayed: true`.
+         *
+         *     Requires scope `companies:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        post: operations["postOrganizations"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2807,6 +2981,8 @@ export interface paths {
          * @description Money out of a bank or credit-card account into expense (or other) accounts. Organization-header form (legacy). Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postPurchases"];
         delete?: never;
@@ -2834,9 +3010,11 @@ export interface paths {
         put?: never;
         /**
          * Start connecting the organization to a QuickBooks Online company
-         * @description Answers Intuit's authorization URL for this organization: open it in a browser, sign in to Intuit and pick the company; Intuit then sends the browser to QBO_REDIRECT_URI (this service's /api/qbo/callback), which finishes the connection. The URL carries a one-time state, valid 15 minutes and bound to the signed-in user who asked. Owners and admins only. 503 when QuickBooks is not configured.
+         * @description Answers Intuit's authorization URL for this organization: open it in a browser, sign in to Intuit and pick the company; Intuit then sends the browser to QBO_REDIRECT_URI (this service's /api/qbo/callback), which finishes the connection. The URL carries a one-time state, valid 15 minutes and bound to the person who asked: the signed-in user, or the user who made the key. Only that person's browser session can finish it. Owners and admins only; an operator key (made without a user) is refused, 403 FORBIDDEN. 503 when QuickBooks is not configured.
          *
          *     Requires scope `platforms:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postQboConnection"];
         /**
@@ -2844,6 +3022,8 @@ export interface paths {
          * @description Revokes the authorization at Intuit (revoked says whether Intuit confirmed it) and leaves the client disconnected: agent calls to it are refused until it is connected again. Owners and admins only.
          *
          *     Requires scope `platforms:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         delete: operations["deleteQboConnection"];
         options?: never;
@@ -2901,6 +3081,8 @@ export interface paths {
          * @description Opens a session for a bank account and its statement (end date, ending balance in the register’s sign). One open session per account (409 RECONCILIATION_OPEN); the statement must end after the last finished one. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postReconciliations"];
         delete?: never;
@@ -2945,6 +3127,8 @@ export interface paths {
          * @description Finishes when the cleared balance equals the statement ending balance; otherwise 422 RECONCILIATION_UNBALANCED with the difference, unless adjustmentAccountId asks for an adjustment row. Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postReconciliationsByIdFinish"];
         delete?: never;
@@ -2967,6 +3151,8 @@ export interface paths {
          * @description Its transactions are no longer reconciled and an adjustment it booked is excluded. Only the last finished session of its bank account, and not while another is open (409 INVALID_STATE). Requires Idempotency-Key: the same key, path and body replays the stored response with `Idempotent-Replayed: true`; the key on another bank transaction or action is 422 IDEMPOTENCY_KEY_REUSED.
          *
          *     Requires scope `bank:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postReconciliationsByIdUndo"];
         delete?: never;
@@ -2997,6 +3183,8 @@ export interface paths {
          * @description Money paid back to a customer: credits bankAccountId with the total, debits income and tax. Each line amount is quantity × unitPriceCents rounded half-even (banker’s rounding) to the cent, and each line’s tax is its amount × the tax rate’s basis points / 10000 rounded half-even, per line; the subtotal, tax and total are the sums of the rounded line figures.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postRefundReceipts"];
         delete?: never;
@@ -3029,6 +3217,8 @@ export interface paths {
          * @description A posted document is changed by voiding its journal entry and posting a new one in the same transaction; this is refused with 422 DOCUMENT_NOT_EDITABLE once a payment or credit is applied to it, and for void or converted documents. A document dated in a closed period cannot be posted, changed or voided (422 PERIOD_CLOSED).
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchRefundReceiptsById"];
         trace?: never;
@@ -3047,6 +3237,8 @@ export interface paths {
          * @description Voids the document and its journal entry (both stay visible). Refused with 422 DOCUMENT_HAS_PAYMENTS while a payment or credit is applied to it: void the payment first. Voiding a payment reopens what it paid.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postRefundReceiptsByIdVoid"];
         delete?: never;
@@ -3297,6 +3489,8 @@ export interface paths {
          * @description A sale paid at once: posts bankAccountId (debit, the total) against income and tax; status paid. Each line amount is quantity × unitPriceCents rounded half-even (banker’s rounding) to the cent, and each line’s tax is its amount × the tax rate’s basis points / 10000 rounded half-even, per line; the subtotal, tax and total are the sums of the rounded line figures.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postSalesReceipts"];
         delete?: never;
@@ -3329,6 +3523,8 @@ export interface paths {
          * @description A posted document is changed by voiding its journal entry and posting a new one in the same transaction; this is refused with 422 DOCUMENT_NOT_EDITABLE once a payment or credit is applied to it, and for void or converted documents. A document dated in a closed period cannot be posted, changed or voided (422 PERIOD_CLOSED).
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchSalesReceiptsById"];
         trace?: never;
@@ -3347,6 +3543,8 @@ export interface paths {
          * @description Voids the document and its journal entry (both stay visible). Refused with 422 DOCUMENT_HAS_PAYMENTS while a payment or credit is applied to it: void the payment first. Voiding a payment reopens what it paid.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postSalesReceiptsByIdVoid"];
         delete?: never;
@@ -3377,6 +3575,8 @@ export interface paths {
          * @description A template (lines, memo) and its schedule. Checked as its runs will post it: the lines must balance (422 UNBALANCED_ENTRY) and name active accounts of the organization (422 INVALID_ACCOUNT); the schedule must be able to run (400 VALIDATION_ERROR naming schedule.<field>: a dayOfMonth on a weekly schedule, an end before the start, a startDate before the previous fiscal year...), its first entry after the books-closed date (422 PERIOD_CLOSED). The worker posts every occurrence from startDate on, on the entry date the weekend rule gives, under the idempotency key `<id>:<occurrence>` (route scheduled-journal-entries), each exactly once; missed occurrences (a startDate in the past, the worker was down) are caught up in order, at most 12 of one template in a round of the worker (a minute apart by default), firms and templates taking turns, so no backlog holds back what is due elsewhere. A failed run (closed period, archived account) is recorded in history and lastError and retried after 15 minutes, 1, 4 and 24 hours, then daily; later occurrences wait for it. Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postScheduledJournalEntries"];
         delete?: never;
@@ -3408,6 +3608,8 @@ export interface paths {
          * @description It never runs again; the entries it posted stay in the books.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         delete: operations["deleteScheduledJournalEntriesById"];
         options?: never;
@@ -3417,6 +3619,8 @@ export interface paths {
          * @description Checked as on creation, except that a startDate left as it is is not held to its bounds again (they move with the calendar). Occurrences already posted never post again; a changed schedule runs from the first occurrence after the last posted one, on or after today.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchScheduledJournalEntriesById"];
         trace?: never;
@@ -3435,6 +3639,8 @@ export interface paths {
          * @description Nothing runs until it is resumed. An ended schedule is 409 INVALID_STATE.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postScheduledJournalEntriesByIdPause"];
         delete?: never;
@@ -3457,6 +3663,8 @@ export interface paths {
          * @description Occurrences that fell while it was paused are skipped: it runs from the first occurrence on or after today. A failed occurrence waiting for its retry is tried at the next round. An ended schedule is 409 INVALID_STATE.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postScheduledJournalEntriesByIdResume"];
         delete?: never;
@@ -3485,6 +3693,8 @@ export interface paths {
         /**
          * Create a tax rate
          * @description Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postTaxRates"];
         delete?: never;
@@ -3517,6 +3727,8 @@ export interface paths {
          * @description A new rate applies to documents written afterwards; existing documents keep their tax.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchTaxRatesById"];
         trace?: never;
@@ -3535,6 +3747,8 @@ export interface paths {
          * @description An amount moved between two different balance-sheet accounts (asset, liability, equity). Organization-header form (legacy). Requires Idempotency-Key.
          *
          *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postTransfers"];
         delete?: never;
@@ -3669,6 +3883,8 @@ export interface paths {
          * @description Debits accounts payable with the total; applied to bills through bill payments (credits). Each line amount is quantity × unitPriceCents rounded half-even (banker’s rounding) to the cent, and each line’s tax is its amount × the tax rate’s basis points / 10000 rounded half-even, per line; the subtotal, tax and total are the sums of the rounded line figures.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postVendorCredits"];
         delete?: never;
@@ -3701,6 +3917,8 @@ export interface paths {
          * @description A posted document is changed by voiding its journal entry and posting a new one in the same transaction; this is refused with 422 DOCUMENT_NOT_EDITABLE once a payment or credit is applied to it, and for void or converted documents. A document dated in a closed period cannot be posted, changed or voided (422 PERIOD_CLOSED).
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchVendorCreditsById"];
         trace?: never;
@@ -3719,6 +3937,8 @@ export interface paths {
          * @description Voids the document and its journal entry (both stay visible). Refused with 422 DOCUMENT_HAS_PAYMENTS while a payment or credit is applied to it: void the payment first. Voiding a payment reopens what it paid.
          *
          *     Requires scope `documents:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         post: operations["postVendorCreditsByIdVoid"];
         delete?: never;
@@ -4245,7 +4465,7 @@ export interface components {
             /** @description The first characters of the key (dk_live_ and four more), to tell keys apart. */
             prefix: string;
             revokedAt: string | null;
-            scopes: ("organizations:read" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+            scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
         };
         /** ApiKeyMaker */
         ApiKeyMaker: {
@@ -4272,7 +4492,7 @@ export interface components {
             /** @description The first characters of the key (dk_live_ and four more), to tell keys apart. */
             prefix: string;
             revokedAt: string | null;
-            scopes: ("organizations:read" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+            scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
         };
         /** AuditEvent */
         AuditEvent: {
@@ -4364,10 +4584,10 @@ export interface components {
             /** @description The aggregator: plaid. */
             provider: string;
             /**
-             * @description active: the last sync succeeded. error: the last sync failed (lastError says why).
+             * @description active: the last sync succeeded. error: the last sync failed (lastError says why). needs_relink: the stored aggregator authorization does not open for this connection; connect the bank again.
              * @enum {unknown}
              */
-            status: "active" | "error" | "disconnected";
+            status: "active" | "error" | "needs_relink" | "disconnected";
         };
         /** BankFeedHealth */
         BankFeedHealth: {
@@ -4381,7 +4601,7 @@ export interface components {
                 lastSyncedAt: string | null;
                 pendingReviewCount: number;
                 /** @enum {unknown} */
-                status: "active" | "error" | "disconnected";
+                status: "active" | "error" | "needs_relink" | "disconnected";
             }[];
         };
         /** BankReconciliationStatus */
@@ -4709,6 +4929,30 @@ export interface components {
             mask?: string | null;
             name?: string;
         };
+        /** CreateCompany */
+        CreateCompany: {
+            /**
+             * @description The chart of accounts the company starts with: `standard`, a small-business chart (bank, receivables, payables, card, sales tax, equity with retained earnings, income and common expenses); `empty`, none.
+             * @default standard
+             * @enum {unknown}
+             */
+            chartTemplate: "standard" | "empty";
+            /**
+             * @description An ISO 4217 currency code in capitals (USD, EUR, GBP...); an unknown code is 400 VALIDATION_ERROR.
+             * @default USD
+             */
+            currency: string;
+            /**
+             * @description Month (1-12) the fiscal year starts in: where the balance sheet splits retained and current earnings.
+             * @default 1
+             */
+            fiscalYearStartMonth: number;
+            /** @description The registered name; blank or null for none. */
+            legalName?: string | null;
+            name: string;
+            /** @description Tax identification number (EIN, VAT number...), kept as given; blank or null for none. */
+            taxId?: string | null;
+        };
         /** CustomerPaymentRequest */
         CustomerPaymentRequest: {
             /** @description Invoices of this customer, each at most once. */
@@ -4843,7 +5087,7 @@ export interface components {
              * @description Stable machine-readable code; see the x-error-codes table of this document.
              * @enum {unknown}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             details?: ({
                 field?: string;
                 message: string;
@@ -5564,16 +5808,22 @@ export interface components {
          * @description A client company whose books the firm keeps (also called a company).
          */
         Organization: {
+            archivedAt: string | null;
             booksClosedThrough: string | null;
             /** Format: date-time */
             createdAt: string;
-            /** @description ISO 4217 code of the books. */
+            /** @description ISO 4217 code of the books. It cannot change once the company has posted entries. */
             currency: string;
             fiscalYearStartMonth: number;
             /** Format: uuid */
             id: string;
             legalName: string | null;
+            /** @description Unique among the firm’s companies, archived ones included. */
             name: string;
+            /** @description An archived company keeps its books and reports, readable; every write to it is 409 COMPANY_ARCHIVED. */
+            status: "active" | "archived";
+            /** @description Tax identification number (EIN, VAT number...), as given. */
+            taxId: string | null;
         };
         /** PassThroughRequest */
         PassThroughRequest: {
@@ -5709,6 +5959,9 @@ export interface components {
             method?: string;
         } & {
             [key: string]: unknown;
+        };
+        PostOrganizationsResponse: {
+            data: components["schemas"]["Organization"];
         };
         PostPurchasesBodyLinesItem: {
             /** Format: uuid */
@@ -6048,6 +6301,18 @@ export interface components {
             booksClosedThrough?: string | null;
             fiscalYearStartMonth?: number;
         };
+        /** UpdateCompany */
+        UpdateCompany: {
+            /** @description An ISO 4217 currency code in capitals (USD, EUR, GBP...); an unknown code is 400 VALIDATION_ERROR. */
+            currency?: string;
+            /** @description Month (1-12) the fiscal year starts in: where the balance sheet splits retained and current earnings. */
+            fiscalYearStartMonth?: number;
+            /** @description The registered name; blank or null for none. */
+            legalName?: string | null;
+            name?: string;
+            /** @description Tax identification number (EIN, VAT number...), kept as given; blank or null for none. */
+            taxId?: string | null;
+        };
         /** User */
         User: {
             /** Format: date-time */
@@ -6090,7 +6355,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            eventType: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
+            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
             /** Format: uuid */
             id: string;
             lastAttemptedAt: string | null;
@@ -6142,7 +6407,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            eventType: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
+            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
             /** Format: uuid */
             id: string;
             lastAttemptedAt: string | null;
@@ -6170,7 +6435,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            type: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
+            type: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
         };
         /** WebhookSubscription */
         WebhookSubscription: {
@@ -6181,7 +6446,7 @@ export interface components {
             /** @description Why the subscription is disabled: by its owner, after failing for 3 days, or on 410 Gone. */
             disabledReason: string | null;
             enabled: boolean;
-            eventTypes: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
+            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
             /** Format: uuid */
             id: string;
             /** @description Null: every organization of the firm. */
@@ -6201,7 +6466,7 @@ export interface components {
             /** @description Why the subscription is disabled: by its owner, after failing for 3 days, or on 410 Gone. */
             disabledReason: string | null;
             enabled: boolean;
-            eventTypes: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
+            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
             /** Format: uuid */
             id: string;
             /** @description Null: every organization of the firm. */
@@ -6241,17 +6506,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description Error */
-        Error2: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/pdf": components["schemas"]["Error"];
-                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": components["schemas"]["Error"];
-                "text/csv; charset=utf-8": components["schemas"]["Error"];
             };
         };
         /** @description RATE_LIMITED: the credential already runs EXPORTS_PER_CREDENTIAL exports at once, or the process EXPORTS_PER_PROCESS, or the credential went over its request rate limit. Retry after Retry-After seconds. */
@@ -6563,6 +6817,15 @@ export interface components {
             };
         };
         /** @description Default Response */
+        PostOrganizationsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostOrganizationsResponse"];
+            };
+        };
+        /** @description Default Response */
         PostReconciliationsResponse: {
             headers: {
                 [name: string]: unknown;
@@ -6768,12 +7031,14 @@ export interface components {
         QueryStartDate4: string;
         /** @description The 1-based position of the first record, up to 1,000,000,000 (default 1). */
         QueryStartPosition: number;
+        /** @description Which companies to list: the active ones (the default), the archived ones, or all. */
+        QueryStatus: "active" | "archived" | "all";
         /** @description draft -> posted -> void. Drafts do not affect balances; void entries stay visible. */
-        QueryStatus: "draft" | "posted" | "void";
+        QueryStatus2: "draft" | "posted" | "void";
         /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-        QueryStatus2: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
-        QueryStatus3: "unreviewed" | "categorized" | "matched" | "excluded";
-        QueryStatus4: "open" | "finished" | "undone";
+        QueryStatus3: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+        QueryStatus4: "unreviewed" | "categorized" | "matched" | "excluded";
+        QueryStatus5: "open" | "finished" | "undone";
         /** @description asset, liability, equity, income or expense. */
         QueryType: "asset" | "liability" | "equity" | "income" | "expense";
         QueryUntil: string;
@@ -8051,7 +8316,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description Not connected: a bad or replayed state, a refused code, or the user declined. */
+            /** @description Not connected: a bad or replayed state, a refused code, a company the authorization does not reach, or the user declined. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8060,7 +8325,16 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description Not connected: the company is connected to another organization. */
+            /** @description Not connected: nobody is signed in in this browser. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not connected: the company is held by another connection (QBO_COMPANY_TAKEN). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8377,7 +8651,7 @@ export interface operations {
                     /** @description Limit the key to these companies; left out: every company the caller may see. */
                     organizationIds?: string[];
                     /** @description Left out: every scope the caller holds. Each must be one the caller holds. */
-                    scopes?: ("organizations:read" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+                    scopes?: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
                 };
             };
         };
@@ -8593,7 +8867,7 @@ export interface operations {
                 sourceType?: components["parameters"]["QuerySourceType"];
                 /** @description Only rows dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate4"];
-                status?: components["parameters"]["QueryStatus3"];
+                status?: components["parameters"]["QueryStatus4"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -8740,7 +9014,7 @@ export interface operations {
                 sourceType?: components["parameters"]["QuerySourceType"];
                 /** @description Only rows dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate4"];
-                status?: components["parameters"]["QueryStatus3"];
+                status?: components["parameters"]["QueryStatus4"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -9029,7 +9303,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -9152,7 +9426,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -9336,6 +9610,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             415: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
@@ -9349,6 +9624,8 @@ export interface operations {
                 cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
                 limit?: components["parameters"]["QueryLimit"];
+                /** @description Which companies to list: the active ones (the default), the archived ones, or all. */
+                status?: components["parameters"]["QueryStatus"];
             };
             header?: never;
             path?: never;
@@ -9366,6 +9643,35 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
+    postCompanies: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCompany"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostOrganizationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
     getCompaniesByCompanyId: {
         parameters: {
             query?: never;
@@ -9378,21 +9684,43 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Organization"];
-                    };
-                };
-            };
+            200: components["responses"]["PostOrganizationsResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    patchCompaniesByCompanyId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCompany"];
+            };
+        };
+        responses: {
+            200: components["responses"]["PostOrganizationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -9423,6 +9751,32 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdArchive: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostOrganizationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -9475,7 +9829,7 @@ export interface operations {
                 sourceType?: components["parameters"]["QuerySourceType"];
                 /** @description Only rows dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate4"];
-                status?: components["parameters"]["QueryStatus3"];
+                status?: components["parameters"]["QueryStatus4"];
             };
             header?: never;
             path: {
@@ -9510,7 +9864,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: never;
             path: {
@@ -9577,7 +9931,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: never;
             path: {
@@ -9641,6 +9995,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             415: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
@@ -9718,7 +10073,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: never;
             path: {
@@ -9753,7 +10108,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: never;
             path: {
@@ -9820,7 +10175,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: never;
             path: {
@@ -9855,7 +10210,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: never;
             path: {
@@ -9918,7 +10273,7 @@ export interface operations {
                 /** @description Entries dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate"];
                 /** @description draft -> posted -> void. Drafts do not affect balances; void entries stay visible. */
-                status?: components["parameters"]["QueryStatus"];
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: never;
             path: {
@@ -10056,7 +10411,7 @@ export interface operations {
                 cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
                 limit?: components["parameters"]["QueryLimit"];
-                status?: components["parameters"]["QueryStatus4"];
+                status?: components["parameters"]["QueryStatus5"];
             };
             header?: never;
             path: {
@@ -10091,7 +10446,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: never;
             path: {
@@ -10287,7 +10642,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: never;
             path: {
@@ -10368,6 +10723,32 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
+    postCompaniesByCompanyIdUnarchive: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostOrganizationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
     getCompaniesByCompanyIdVendorCredits: {
         parameters: {
             query?: {
@@ -10382,7 +10763,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: never;
             path: {
@@ -10586,7 +10967,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -10741,7 +11122,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -10893,7 +11274,7 @@ export interface operations {
                 /** @description Entries dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate"];
                 /** @description draft -> posted -> void. Drafts do not affect balances; void entries stay visible. */
-                status?: components["parameters"]["QueryStatus"];
+                status?: components["parameters"]["QueryStatus2"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -10935,6 +11316,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             415: components["responses"]["Error"];
             422: components["responses"]["Error"];
             429: components["responses"]["Error"];
@@ -11043,7 +11425,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -11251,7 +11633,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -11646,6 +12028,8 @@ export interface operations {
                 cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
                 limit?: components["parameters"]["QueryLimit"];
+                /** @description Which companies to list: the active ones (the default), the archived ones, or all. */
+                status?: components["parameters"]["QueryStatus"];
             };
             header?: never;
             path?: never;
@@ -11658,6 +12042,35 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postOrganizations: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCompany"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostOrganizationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -11758,6 +12171,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -11793,6 +12207,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -11835,7 +12250,7 @@ export interface operations {
                 cursor?: components["parameters"]["QueryCursor"];
                 /** @description Page size, 1-1000. */
                 limit?: components["parameters"]["QueryLimit"];
-                status?: components["parameters"]["QueryStatus4"];
+                status?: components["parameters"]["QueryStatus5"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -11991,7 +12406,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -12282,14 +12697,14 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["Error2"];
-            401: components["responses"]["Error2"];
-            403: components["responses"]["Error2"];
-            404: components["responses"]["Error2"];
-            422: components["responses"]["Error2"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["ErrorRetryAfter"];
-            500: components["responses"]["Error2"];
-            503: components["responses"]["Error2"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getReportsFinancialPacket: {
@@ -12431,7 +12846,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -12684,6 +13099,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -13164,7 +13580,7 @@ export interface operations {
                 /** @description Documents dated on or after. */
                 startDate?: components["parameters"]["QueryStartDate3"];
                 /** @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void. */
-                status?: components["parameters"]["QueryStatus2"];
+                status?: components["parameters"]["QueryStatus3"];
             };
             header?: {
                 /** @description The organization (client company) the request acts on. */
@@ -13354,7 +13770,7 @@ export interface operations {
                     description?: string | null;
                     /** @default true */
                     enabled?: boolean;
-                    eventTypes: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
+                    eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
                     /** @description The organizations whose events are sent; null for every organization of the firm. */
                     organizationIds?: string[] | null;
                     /** @description An https URL whose host resolves only to public addresses; no credentials, IP literals in dotted-decimal form only. */
@@ -13435,7 +13851,7 @@ export interface operations {
                     description?: string | null;
                     /** @description true re-enables a disabled subscription and clears its disabledReason. */
                     enabled?: boolean;
-                    eventTypes?: ("*" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
+                    eventTypes?: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
                     /** @description The organizations whose events are sent; null for every organization of the firm. */
                     organizationIds?: string[] | null;
                     /** @description An https URL whose host resolves only to public addresses; no credentials, IP literals in dotted-decimal form only. */
@@ -13462,7 +13878,7 @@ export interface operations {
                 /** @description The nextCursor of the previous page. */
                 cursor?: components["parameters"]["QueryCursor"];
                 /** @description An event type of the catalogue. */
-                eventType?: "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
+                eventType?: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
                 /** @description Page size, 1-1000. */
                 limit?: components["parameters"]["QueryLimit"];
                 since?: components["parameters"]["QuerySince"];
