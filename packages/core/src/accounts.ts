@@ -28,3 +28,20 @@ export const DEFAULT_SUBTYPE: Record<AccountType, AccountSubtype> = {
 /** Balance-sheet accounts carry balances across years; income and expense close into equity. */
 export const isBalanceSheetType = (type: AccountType): boolean =>
   type === 'asset' || type === 'liability' || type === 'equity';
+
+/**
+ * The type an account code implies in the usual numbering (1 assets, 2 liabilities, 3 equity, 4 income, 5 cost of
+ * sales, 6 to 9 expenses), for charts brought in from elsewhere whose rows do not say. Null when the code is not a
+ * number of at least three digits, so the caller must ask for the type rather than guess.
+ */
+export function accountTypeFromCode(code: string): { type: AccountType; subtype: AccountSubtype } | null {
+  const match = /^([1-9])\d{2,}$/.exec(code.trim());
+  if (!match) return null;
+  const first = Number(match[1]);
+  if (first === 1) return { type: 'asset', subtype: DEFAULT_SUBTYPE.asset };
+  if (first === 2) return { type: 'liability', subtype: DEFAULT_SUBTYPE.liability };
+  if (first === 3) return { type: 'equity', subtype: DEFAULT_SUBTYPE.equity };
+  if (first === 4) return { type: 'income', subtype: DEFAULT_SUBTYPE.income };
+  if (first === 5) return { type: 'expense', subtype: 'cost_of_sales' };
+  return { type: 'expense', subtype: DEFAULT_SUBTYPE.expense };
+}
