@@ -812,7 +812,7 @@ export interface paths {
         put?: never;
         /**
          * Issue an API key
-         * @description The response carries the key, shown only this once (only its hash is kept). The key acts for its maker (createdBy): it gets no scope the caller lacks (403 SCOPE_NOT_GRANTABLE) and no company outside its reach (422 INVALID_ORGANIZATION). Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
+         * @description The response carries the key, shown only this once (only its hash is kept). The key acts for its maker (createdBy): it gets no scope the caller lacks (403 SCOPE_NOT_GRANTABLE) and no company outside its reach (422 INVALID_ORGANIZATION). With forUserId it is issued to that user and acts for them: for a bookkeeper's script, say, limited to their companies. Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
          *
          *     Requires scope `keys:write`.
          *
@@ -8646,6 +8646,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Issue the key to this active user of the firm instead of the caller: it acts for them (createdBy), so it holds neither a scope nor a company outside what both they and the caller may reach (a member: no management scope, only their companies), and it is revoked when they are deactivated. Only owners issue keys acting for an owner.
+                     */
+                    forUserId?: string;
                     /** @description What the key is for. */
                     name: string;
                     /** @description Limit the key to these companies; left out: every company the caller may see. */
@@ -8671,6 +8676,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             415: components["responses"]["Error"];
             422: components["responses"]["Error"];
             429: components["responses"]["Error"];

@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 type Headers = Record<string, string>;
-const api = (method: 'GET' | 'POST' | 'DELETE', url: string, headers: Headers, payload?: unknown) =>
+const api = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, headers: Headers, payload?: unknown) =>
   t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
 const create = (body: Record<string, unknown>, headers: Headers = t.auth) =>
   api('POST', '/api/v1/api-keys', headers, body);
@@ -144,5 +144,53 @@ describe('API keys through the API', () => {
         expect(codeOf(res)).toBe(code);
       }
     }
+  });
+
+  it('issues a key to a member that acts for them: their companies, no management scope, gone when they go', async () => {
+    const member = await addUser(t.database.db, t.demo.firmId, 'member', 'script-member@demo-firm.test');
+    await api('PATCH', `/api/v1/users/${member.id}`, t.auth, { organizationIds: [org1] });
+    const before = (await t.database.db.select({ n: count() }).from(apiKeys))[0]?.n;
+
+    // Asking for what the member cannot hold is refused, and writes nothing.
+    const tooMuch = await create({ name: 'x', forUserId: member.id, scopes: ['users:read'] });
+    expect(tooMuch.statusCode).toBe(403);
+    expect(codeOf(tooMuch)).toBe('SCOPE_NOT_GRANTABLE');
+    const otherCompany = await create({ name: 'x', forUserId: member.id, organizationIds: [org2] });
+    expect(otherCompany.statusCode).toBe(422);
+    expect(codeOf(otherCompany)).toBe('INVALID_ORGANIZATION');
+    expect(codeOf(await create({ name: 'x', forUserId: '01900000-0000-7000-8000-000000000000' }))).toBe(
+      'USER_NOT_FOUND',
+    );
+    expect((await t.database.db.select({ n: count() }).from(apiKeys))[0]?.n).toBe(before);
+
+    const res = await create({ name: 'Bank rules script', forUserId: member.id });
+    expect(res.statusCode, res.body).toBe(201);
+    const { data } = res.json();
+    expect(data).toMatchObject({ organizationIds: [org1], createdBy: { id: member.id } });
+    expect(data.scopes).not.toContain('users:read');
+    expect(data.scopes).toContain('entries:write');
+    const key = { authorization: `Bearer ${data.key}`, 'x-organization-id': org1 };
+    expect((await api('GET', '/api/v1/accounts', key)).statusCode).toBe(200);
+    expect((await api('GET', '/api/v1/accounts', { ...key, 'x-organization-id': org2 })).statusCode).toBe(404);
+
+    expect((await api('DELETE', `/api/v1/users/${member.id}`, t.auth)).statusCode).toBe(204);
+    expect((await api('GET', '/api/v1/accounts', key)).statusCode).toBe(401);
+    const deactivated = await create({ name: 'again', forUserId: member.id });
+    expect(deactivated.statusCode).toBe(409);
+    expect(codeOf(deactivated)).toBe('INVALID_STATE');
+  });
+
+  it('lets only an owner issue a key acting for an owner', async () => {
+    const admin = await addUser(t.database.db, t.demo.firmId, 'admin', 'keys-admin@demo-firm.test');
+    const owner = (await api('GET', '/api/v1/users', t.auth))
+      .json()
+      .data.find((u: { email: string }) => u.email === DEMO_OWNER_EMAIL);
+    const asAdmin = await sessionOf('keys-admin@demo-firm.test');
+    const refused = await create({ name: 'x', forUserId: owner.id }, asAdmin);
+    expect(refused.statusCode).toBe(403);
+    expect(codeOf(refused)).toBe('FORBIDDEN');
+    const forAdmin = await create({ name: 'for the admin', forUserId: admin.id }, await sessionOf(DEMO_OWNER_EMAIL));
+    expect(forAdmin.statusCode, forAdmin.body).toBe(201);
+    expect(forAdmin.json().data.createdBy.id).toBe(admin.id);
   });
 });

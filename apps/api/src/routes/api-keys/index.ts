@@ -1,6 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Scope } from '@firm/core';
-import { type ApiKeyListing, createApiKey, getApiKey, listApiKeys, revokeApiKey } from '@firm/identity';
+import { DomainError, MANAGER_SCOPES, type Scope } from '@firm/core';
+import {
+  type ApiKeyListing,
+  type Credential,
+  createApiKey,
+  getApiKey,
+  getUser,
+  listApiKeys,
+  type Manager,
+  revokeApiKey,
+} from '@firm/identity';
 import { Type } from 'typebox';
 import { errorResponses, sendError } from '../../errors';
 import { DEFAULT_LIMIT } from '../../schemas';
@@ -30,6 +39,30 @@ const presentKey = (k: ApiKeyListing) => ({
 /** The firm's API keys: list, issue (the key shown once), revoke. */
 export const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const db = () => app.database.db;
+
+  /**
+   * Who a key issued to another user acts for, and what it may be given: what both the caller and that user reach
+   * (a member's companies, and no management scope for them).
+   */
+  async function keyHolder(manager: Manager, credential: Credential, userId: string) {
+    const user = await getUser(db(), manager.firmId, userId);
+    if (user.status !== 'active') {
+      throw new DomainError('INVALID_STATE', `keys are issued to active users only; this one is ${user.status}`);
+    }
+    if (user.role === 'owner' && manager.role !== 'owner') {
+      throw new DomainError('FORBIDDEN', 'only owners issue a key acting for an owner');
+    }
+    const scopes = new Set([...credential.scopes].filter((s) => user.role !== 'member' || !MANAGER_SCOPES.has(s)));
+    const mine = credential.organizationIds;
+    const theirs = user.role === 'member' ? user.organizationIds : null;
+    const organizationIds = mine && theirs ? mine.filter((id) => theirs.includes(id)) : (mine ?? theirs);
+    if (organizationIds?.length === 0) {
+      throw new DomainError('INVALID_ORGANIZATION', 'the caller and that user share no company to give the key', [
+        { field: 'forUserId', message: 'no company both may reach' },
+      ]);
+    }
+    return { userId: user.id, grantor: { scopes, organizationIds } };
+  }
 
   app.get(
     '/api-keys',
@@ -82,14 +115,21 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'The response carries the key, shown only this once (only its hash is kept). The key acts for its maker ' +
           '(createdBy): it gets no scope the caller lacks (403 SCOPE_NOT_GRANTABLE) and no company outside its ' +
-          `reach (422 INVALID_ORGANIZATION). ${MANAGERS_ONLY}`,
+          `reach (422 INVALID_ORGANIZATION). With forUserId it is issued to that user and acts for them: for a ` +
+          `bookkeeper's script, say, limited to their companies. ${MANAGERS_ONLY}`,
         body: CreateApiKeyBody,
-        response: { 201: ApiKeyWithSecretOne, ...errorResponses(415, 422) },
+        response: { 201: ApiKeyWithSecretOne, ...errorResponses(404, 409, 415, 422) },
       },
     },
     async (request, reply) => {
       const manager = await firmManager(request, WHAT);
       const { credential } = request;
+      const holder = request.body.forUserId
+        ? await keyHolder(manager, credential, request.body.forUserId)
+        : {
+            userId: credential.userId,
+            grantor: { scopes: credential.scopes, organizationIds: credential.organizationIds },
+          };
       const { key, record } = await createApiKey(
         db(),
         {
@@ -97,9 +137,9 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
           name: request.body.name,
           ...(request.body.scopes ? { scopes: request.body.scopes } : {}),
           ...(request.body.organizationIds ? { organizationIds: request.body.organizationIds } : {}),
-          createdByUserId: credential.userId,
+          createdByUserId: holder.userId,
         },
-        { grantor: { scopes: credential.scopes, organizationIds: credential.organizationIds }, actor: manager },
+        { grantor: holder.grantor, actor: manager },
       );
       const listed = await getApiKey(db(), credential.firmId, record.id);
       return reply.code(201).send({ data: { ...presentKey(listed), key } });

@@ -61,6 +61,14 @@ export const CreateApiKeyBody = Type.Object(
         description: 'Limit the key to these companies; left out: every company the caller may see.',
       }),
     ),
+    forUserId: Type.Optional(
+      Uuid(
+        'Issue the key to this active user of the firm instead of the caller: it acts for them (createdBy), so it ' +
+          'holds neither a scope nor a company outside what both they and the caller may reach (a member: no ' +
+          'management scope, only their companies), and it is revoked when they are deactivated. Only owners issue ' +
+          'keys acting for an owner.',
+      ),
+    ),
   },
   { additionalProperties: false },
 );

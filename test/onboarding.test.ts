@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { buildApp } from '@firm/api/app';
+import { testConfig } from '@firm/api/config';
+import { bearer, CookieJar, FORM, form, hiddenFields, signIn } from '@firm/api/routes/oauth/fixtures';
+import { runCli } from '@firm/cli/main';
+import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * A firm that starts from nothing: made on the command line, its owner signs in and does the rest through the
+ * API as a browser would, on a database with no demo in it.
+ */
+let database: TestDatabase;
+let app: FastifyInstance;
+beforeAll(async () => {
+  database = await createTestDatabase();
+  app = await buildApp({ config: testConfig({ LOGIN_RATE_LIMIT_IP_MAX: 1000 }), database });
+  await app.ready();
+});
+afterAll(async () => {
+  await app.close();
+  await database.close();
+});
+
+type Headers = Record<string, string>;
+
+async function cli(...argv: string[]): Promise<unknown> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, database, { out: (t) => out.push(t), err: (t) => err.push(t) });
+  if (code !== 0) throw new Error(`cli ${argv.join(' ')}: ${code} ${err.join('\n')}`);
+  return JSON.parse(out.join('\n'));
+}
+
+/** The headers of a signed-in browser making JSON requests: its cookie and its CSRF token. */
+async function sessionHeaders(jar: CookieJar): Promise<Headers> {
+  const session = await app.inject({ method: 'GET', url: '/api/session', headers: jar.header() });
+  expect(session.statusCode, session.body).toBe(200);
+  return { ...jar.header(), 'x-csrf-token': session.json().csrfToken };
+}
+
+const call = (method: 'GET' | 'POST' | 'DELETE', url: string, headers: Headers, payload?: object) =>
+  app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+
+const ok = (res: LightMyRequestResponse, status = 200) => {
+  expect(res.statusCode, res.body).toBe(status);
+  return res.json().data;
+};
+
+describe('a new firm, from nothing', () => {
+  it('is made on the command line and run through the API: companies, members, and taking access away', async () => {
+    const firm = (await cli('firm', 'create', '--name', 'Ledgerline Partners', '--json')) as { id: string };
+    const owner = (await cli(
+      'user',
+      'create',
+      '--firm',
+      firm.id,
+      '--email',
+      'olive@ledgerline.test',
+      '--role',
+      'owner',
+      '--json',
+    )) as { password: string };
+
+    const ownerJar = await signIn(app, 'olive@ledgerline.test', owner.password);
+    const asOwner = await sessionHeaders(ownerJar);
+    expect(ok(await call('GET', '/api/v1/companies', asOwner))).toEqual([]);
+
+    const company = async (name: string) =>
+      ok(await call('POST', '/api/v1/companies', { ...asOwner, 'idempotency-key': randomUUID() }, { name }), 201) as {
+        id: string;
+        name: string;
+      };
+    const harbor = await company('Harbor Coffee Co');
+    const juniper = await company('Juniper Dental PLLC');
+    expect(ok(await call('GET', '/api/v1/companies', asOwner)).map((c: { name: string }) => c.name)).toEqual([
+      'Harbor Coffee Co',
+      'Juniper Dental PLLC',
+    ]);
+
+    // A member limited to one company signs in with the link they were given.
+    const invited = ok(
+      await call(
+        'POST',
+        '/api/v1/users',
+        { ...asOwner, 'content-type': 'application/json' },
+        { email: 'max@ledgerline.test', name: 'Max Member', role: 'member', organizationIds: [harbor.id] },
+      ),
+      201,
+    );
+    const memberJar = await takeInvitation(invited.invitation.url, 'max has a long password');
+    const asMember = await sessionHeaders(memberJar);
+    expect(ok(await call('GET', '/api/v1/companies', asMember)).map((c: { id: string }) => c.id)).toEqual([harbor.id]);
+    // The owner issues the member a key for their scripts: it acts for them.
+    const issued = ok(
+      await call(
+        'POST',
+        '/api/v1/api-keys',
+        { ...asOwner, 'content-type': 'application/json' },
+        { name: 'Max’s reconciliation script', forUserId: invited.id },
+      ),
+      201,
+    );
+    const memberKey = bearer(issued.key);
+    for (const headers of [asMember, memberKey]) {
+      ok(await call('GET', `/api/v1/companies/${harbor.id}/reports/trial-balance`, headers));
+      const refused = await call('GET', `/api/v1/companies/${juniper.id}/reports/trial-balance`, headers);
+      expect(refused.statusCode).toBe(404);
+    }
+
+    // Deactivated: their session and their token stop on the next request.
+    expect((await call('DELETE', `/api/v1/users/${invited.id}`, asOwner)).statusCode).toBe(204);
+    for (const headers of [asMember, memberKey]) {
+      expect((await call('GET', `/api/v1/companies/${harbor.id}/reports/trial-balance`, headers)).statusCode).toBe(401);
+    }
+    ok(await call('GET', `/api/v1/companies/${harbor.id}/reports/trial-balance`, asOwner));
+  });
+});
+
+/** Opens the invitation page and posts its form; returns the signed-in browser. */
+async function takeInvitation(url: string, password: string): Promise<CookieJar> {
+  const jar = new CookieJar();
+  const path = new URL(url).pathname;
+  const page = await app.inject({ method: 'GET', url: path });
+  expect(page.statusCode, page.body).toBe(200);
+  jar.store(page);
+  const res = await app.inject({
+    method: 'POST',
+    url: path,
+    headers: { ...FORM, ...jar.header() },
+    payload: form({ csrf_token: hiddenFields(page.body).csrf_token, password, password_confirmation: password }),
+  });
+  expect(res.statusCode, res.body).toBe(303);
+  return jar.store(res);
+}
