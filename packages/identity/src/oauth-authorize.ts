@@ -1,6 +1,6 @@
 import { NOT_FOR_OAUTH, OAUTH_SCOPES, isScope, type Scope } from '@firm/core';
 import { type Executor, firms, oauthGrants, organizations } from '@firm/db';
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, isNull } from 'drizzle-orm';
 import { findOAuthClient, type OAuthClient } from './oauth-clients';
 
 /** What a client gets when it asks for no scope (RFC 6749 3.3): everything it may have but managing connections. */
@@ -158,7 +158,7 @@ export function codeRedirect(
   return url.toString();
 }
 
-/** What the consent page shows of the approving user's firm: its name and client companies. */
+/** What the consent page shows of the approving user's firm: its name and active client companies. */
 export async function consentContext(
   db: Executor,
   firmId: string,
@@ -167,7 +167,7 @@ export async function consentContext(
   const orgs = await db
     .select({ id: organizations.id, name: organizations.name })
     .from(organizations)
-    .where(eq(organizations.firmId, firmId))
+    .where(and(eq(organizations.firmId, firmId), isNull(organizations.archivedAt)))
     .orderBy(asc(organizations.name));
   return { firmName: firm?.name ?? '', organizations: orgs };
 }

@@ -110,15 +110,21 @@ export async function revokeSession(db: Executor, sessionId: string): Promise<vo
 /**
  * A session as a credential on the partner routes: the user's firm, every scope (members lack the scopes that
  * manage the firm: connected apps, agent access, closing books, users and keys), and the organizations the user may
- * see (a member's companies, else the whole firm). When the user sees a single organization, requests may omit
- * x-organization-id.
+ * see (a member's companies, else the whole firm). When the user sees a single active organization, requests may
+ * omit x-organization-id.
  */
 export async function sessionCredential(db: Executor, session: Session): Promise<Credential> {
   const visible = session.user.organizationIds;
   const orgs = await db
     .select({ id: organizations.id })
     .from(organizations)
-    .where(and(eq(organizations.firmId, session.user.firmId), visible ? inArray(organizations.id, visible) : undefined))
+    .where(
+      and(
+        eq(organizations.firmId, session.user.firmId),
+        isNull(organizations.archivedAt),
+        visible ? inArray(organizations.id, visible) : undefined,
+      ),
+    )
     .limit(2);
   const admin = canApproveApps(session.user.role);
   return {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { accounts, acctClients, organizations } from '@firm/db';
+import { accounts, acctClients, organizations, users } from '@firm/db';
+import { DEMO_OWNER_EMAIL } from '@firm/demo';
 import { createApiKey, createFirm } from '@firm/identity';
 import { STANDARD_CHART } from '@firm/ledger';
 import { createWebhookWorker, type Envelope } from '@firm/webhooks';
@@ -7,7 +8,17 @@ import { type Receiver, startReceiver, verifyDelivery } from '@firm/webhooks/tes
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
-import { addUser, bearer, type CookieJar, connect, registerClient, signIn } from '../oauth/fixtures';
+import {
+  addUser,
+  authorizeParams,
+  authorizeUrl,
+  bearer,
+  type CookieJar,
+  connect,
+  pkce,
+  registerClient,
+  signIn,
+} from '../oauth/fixtures';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -343,6 +354,51 @@ describe('archiving a company', () => {
     expect((await postEntry(id)).statusCode).toBe(201);
     expect(await ids('/api/v1/companies')).toContain(id);
     expect(await ids('/agent/v1/acct/clients')).toContain(id);
+  });
+
+  it('leaves an archived company out of a session’s default company and out of the consent page', async () => {
+    const [active, other] = t.demo.organizations as [{ id: string; name: string }, { id: string; name: string }];
+    const member = await addUser(t.database.db, t.demo.firmId, 'member', 'two-companies@demo-firm.test');
+    await t.database.db
+      .update(users)
+      .set({ organizationIds: [active.id, other.id] })
+      .where(eq(users.id, member.id));
+    const memberJar = await signIn(t.app, member.email);
+    const withoutHeader = () => t.app.inject({ method: 'GET', url: '/api/v1/accounts', headers: memberJar.header() });
+    const ownerJar = await signIn(t.app, DEMO_OWNER_EMAIL);
+    const consentPage = async () => {
+      const registered = await registerClient(t.database.db);
+      const url = authorizeUrl(authorizeParams(registered.client, pkce().challenge));
+      const page = await t.app.inject({ method: 'GET', url, headers: ownerJar.header() });
+      expect(page.statusCode, page.body).toBe(200);
+      return page.body;
+    };
+    expect((await withoutHeader()).json().error.code).toBe('ORGANIZATION_REQUIRED');
+    expect(await consentPage()).toContain(other.name);
+
+    const archive = (action: 'archive' | 'unarchive') =>
+      t.app.inject({
+        method: 'POST',
+        url: `/api/v1/companies/${other.id}/${action}`,
+        headers: { ...t.auth, ...key() },
+      });
+    expect((await archive('archive')).statusCode).toBe(200);
+    try {
+      const res = await withoutHeader();
+      expect(res.statusCode, res.body).toBe(200);
+      const chart = await t.database.db.select().from(accounts).where(eq(accounts.organizationId, active.id));
+      expect(
+        res
+          .json()
+          .data.map((a: { id: string }) => a.id)
+          .sort(),
+      ).toEqual(chart.map((a) => a.id).sort());
+      const page = await consentPage();
+      expect(page).toContain(active.name);
+      expect(page).not.toContain(other.name);
+    } finally {
+      expect((await archive('unarchive')).statusCode).toBe(200);
+    }
   });
 
   it('refuses the MCP tools’ writes to an archived company, through the partner API and the gateway', async () => {
