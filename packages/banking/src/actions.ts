@@ -1,6 +1,7 @@
 import { DomainError, type ErrorDetail, isUuid, newId } from '@firm/core';
 import { rowsOf, type Tx } from '@firm/db';
-import { createPayment, type PaymentType, voidPayment } from '@firm/documents';
+import { type PaymentType, voidPayment } from '@firm/documents';
+import { recordPayment } from './payments';
 import { type DebitCreditLine, type LedgerContext, nowOf, postTransaction, voidEntry } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { getBankAccount } from './accounts';
@@ -277,18 +278,25 @@ async function apply(
   // Payments for invoices and bills, one per contact.
   const paymentOf = new Map<ClassificationPart, string>();
   for (const [contactId, list] of byContact) {
-    const { document } = await createPayment(tx, ctx, organizationId, {
-      type: payment as PaymentType,
-      contactId,
-      date: t.date,
-      bankAccountId: bank.accountId,
-      memo: t.description,
-      allocations: list.map((p) => ({
-        documentId: (p.documentId as string).toLowerCase(),
-        amountCents: p.amountCents,
-        field: p.field,
-      })),
-    });
+    const { document } = await recordPayment(
+      tx,
+      ctx,
+      organizationId,
+      {
+        type: payment as PaymentType,
+        contactId,
+        date: t.date,
+        bankAccountId: bank.accountId,
+        memo: t.description,
+        allocations: list.map((p) => ({
+          documentId: (p.documentId as string).toLowerCase(),
+          amountCents: p.amountCents,
+          field: p.field,
+        })),
+      },
+      // This bank row is the payment's row in the register.
+      { register: false },
+    );
     for (const p of list) paymentOf.set(p, document.id);
   }
 

@@ -11,3 +11,4 @@ export * from './feeds/secrets';
 export * from './feeds/sync';
 export * from './feeds/requests';
 export * from './candidates';
+export * from './payments';

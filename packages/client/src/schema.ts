@@ -2418,7 +2418,7 @@ export interface paths {
         put?: never;
         /**
          * Record a customer payment
-         * @description Allocates the payment to invoices of the customer, optionally using credit memos towards them. An allocation larger than its document’s open balance is 422 OVER_ALLOCATION (checked under row locks and by the database); the same document twice is 422 DUPLICATE_ALLOCATION; a void document, another customer’s or an unknown one is 422 INVALID_ALLOCATION. Debits the deposit account, credits receivables.
+         * @description Allocates the payment to invoices of the customer, optionally using credit memos towards them. An allocation larger than its document’s open balance is 422 OVER_ALLOCATION (checked under row locks and by the database); the same document twice is 422 DUPLICATE_ALLOCATION; a void document, another customer’s or an unknown one is 422 INVALID_ALLOCATION. Debits the deposit account, credits receivables. A deposit account with a bank register gets the payment’s row in it (bankTransactionIds), matched to the payment, as a bill payment’s paying account does.
          *
          *     Requires scope `documents:write`.
          *
@@ -6092,6 +6092,54 @@ export interface components {
             undoneAt: string | null;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** RecordedPayment */
+        RecordedPayment: {
+            /** @description For a payment, where it went; for any other document, the payments applied to it. */
+            allocations: components["schemas"]["GetInvoicesResponseDataItemAllocationsItem"][];
+            bankAccountId: string | null;
+            /** @description The payment's row in the register of the account it was deposited to, when that account holds a bank register (matched to the payment, so a feed row of the same deposit is matched to it, not posted again). */
+            bankTransactionIds?: string[];
+            /** Format: uuid */
+            contactId: string;
+            /** @description The accounts-receivable or accounts-payable account the document posts to. */
+            controlAccountId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            date: string;
+            dueDate: string | null;
+            estimateId: string | null;
+            /** Format: uuid */
+            id: string;
+            invoiceId: string | null;
+            /** @description The posted entry; after an edit, the new one (the old one is void). Null for estimates. */
+            journalEntryId: string | null;
+            lines: components["schemas"]["GetInvoicesResponseDataItemLinesItem"][];
+            memo: string | null;
+            number: string | null;
+            /** @description Still to pay (invoice, bill), to apply (credit memo, vendor credit) or unapplied (payment); 0 once void. */
+            openBalanceCents: number;
+            /** Format: uuid */
+            organizationId: string;
+            reference: string | null;
+            /**
+             * @description Invoices and bills: open, partially_paid, paid. Credit memos, vendor credits and payments (their unapplied amount): open, partially_applied, applied. Sales and refund receipts: paid. Estimates: open, converted. Any document: void.
+             * @enum {unknown}
+             */
+            status: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
+            subtotalCents: number;
+            taxCents: number;
+            totalCents: number;
+            /** @enum {unknown} */
+            type: "invoice" | "customer_payment" | "sales_receipt" | "credit_memo" | "refund_receipt" | "estimate" | "bill" | "vendor_credit" | "bill_payment";
+            /** Format: date-time */
+            updatedAt: string;
+            voidedAt: string | null;
+            voidReason: string | null;
         };
         /** Schedule */
         Schedule: {
@@ -11165,7 +11213,17 @@ export interface operations {
             };
         };
         responses: {
-            201: components["responses"]["PostInvoicesResponse"];
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RecordedPayment"];
+                    };
+                };
+            };
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];

@@ -52,6 +52,8 @@ export interface WriteResult {
   syncTokenBefore: string | null;
   /** The journal lines the write posted: what a dry run shows before it is rolled back. */
   journal: JournalEffectLine[];
+  /** The register rows the write added to a bank or card account's register (a payment through one). */
+  bankTransactionIds?: string[];
 }
 
 export type PlatformOperation = 'read' | 'create' | 'update' | 'delete';

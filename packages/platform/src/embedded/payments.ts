@@ -1,13 +1,7 @@
+import { recordPayment } from '@firm/banking';
 import { isUuid } from '@firm/core';
 import { contacts, documents, type Executor, type Tx } from '@firm/db';
-import {
-  type AllocationInput,
-  createPayment,
-  type Document,
-  getDocument,
-  type PaymentType,
-  voidPayment,
-} from '@firm/documents';
+import { type AllocationInput, type Document, getDocument, type PaymentType, voidPayment } from '@firm/documents';
 import { todayUtc } from '@firm/ledger';
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { PlatformRecord, WriteResult } from '../types';
@@ -187,7 +181,7 @@ function paymentHandler(shape: PaymentShape): EntityHandler {
       const lines = linesOf(payload) ?? [];
       const { allocations, credits } = await allocationsOf(tx, ctx.organizationId, lines);
       const number = textOf(payload, shape.entity === 'Payment' ? 'PaymentRefNum' : 'DocNumber');
-      const { document } = await createPayment(tx, ledgerContextOf(ctx), ctx.organizationId, {
+      const { document, bankTransactionIds } = await recordPayment(tx, ledgerContextOf(ctx), ctx.organizationId, {
         type: shape.type,
         contactId,
         date: dateOf(payload, 'TxnDate') ?? todayUtc(),
@@ -202,6 +196,7 @@ function paymentHandler(shape: PaymentShape): EntityHandler {
         record: await getOne(tx, ctx.organizationId, document.id),
         syncTokenBefore: null,
         journal: await journal(tx, ctx.organizationId, document),
+        bankTransactionIds,
       };
     },
     async delete(tx, ctx, id, syncToken): Promise<WriteResult> {

@@ -3,6 +3,7 @@ import { createBankAccount, insertBankTransaction } from '@firm/banking';
 import { bankingWrites } from '@firm/banking/testing';
 import { createContact, createDocument } from '@firm/documents';
 import { createApiKey } from '@firm/identity';
+import { createEmbeddedPlatform } from '@firm/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 
@@ -219,6 +220,97 @@ describe('register rows of posting routes', () => {
     expect(matched.json().data).toMatchObject({ status: 'matched', journalEntryIds: [paid.json().journalEntryId] });
     expect((await get(`/api/v1/bank-transactions/${registered}`)).statusCode).toBe(404);
     expect((await get('/api/v1/accounts/' + t.account('1000'))).json().data).toEqual(cashBefore);
+  });
+});
+
+describe('register rows of payments, whichever door they come through', () => {
+  it('gives a customer payment deposited to a bank-linked account its register row, which the feed row replaces', async () => {
+    const db = t.database.db;
+    const { customer, invoice } = await db.transaction(async (tx) => {
+      const c = await createContact(tx, ctx(), t.orgId, { kind: 'customer', name: 'Register Customer' });
+      const i = await createDocument(tx, ctx(), t.orgId, 'invoice', {
+        contactId: c.id,
+        date: '2026-05-20',
+        lines: [{ accountId: t.account('4100'), unitPriceCents: 48_000 }],
+      });
+      return { customer: c, invoice: i };
+    });
+    const paid = await post(
+      '/api/v1/customer-payments',
+      {
+        contactId: customer.id,
+        date: '2026-05-23',
+        depositAccountId: t.account('1000'),
+        allocations: [{ invoiceId: invoice.id, amountCents: 48_000 }],
+      },
+      null,
+    );
+    expect(paid.statusCode, paid.body).toBe(201);
+    const { id: paymentId, bankTransactionIds } = paid.json().data;
+    expect(bankTransactionIds).toHaveLength(1);
+    expect((await get(`/api/v1/bank-transactions/${bankTransactionIds[0]}`)).json().data).toMatchObject({
+      bankAccountId: checkingId,
+      sourceType: 'posting',
+      status: 'matched',
+      amountCents: 48_000,
+      date: '2026-05-23',
+    });
+    const cashBefore = (await get('/api/v1/accounts/' + t.account('1000'))).json().data;
+
+    const feedRow = await row(48_000, '2026-05-24', 'DEPOSIT REGISTER CUSTOMER');
+    const candidates = (await get(`/api/v1/bank-transactions/${feedRow}/match-candidates`)).json().data;
+    const payment = candidates.find((c: { documentId: string }) => c.documentId === paymentId);
+    expect(payment).toMatchObject({ type: 'customer_payment', exact: true });
+    const matched = await post(`/api/v1/bank-transactions/${feedRow}/match`, {
+      documents: [{ documentId: paymentId }],
+    });
+    expect(matched.statusCode, matched.body).toBe(200);
+    expect((await get(`/api/v1/bank-transactions/${bankTransactionIds[0]}`)).statusCode).toBe(404);
+    expect((await get('/api/v1/accounts/' + t.account('1000'))).json().data).toEqual(cashBefore);
+  });
+
+  it('gives an agent’s BillPayment through a bank-linked account its register row, and none through a card without one', async () => {
+    const db = t.database.db;
+    const { vendor, bills } = await db.transaction(async (tx) => {
+      const v = await createContact(tx, ctx(), t.orgId, { kind: 'vendor', name: 'Agent Paid Vendor' });
+      const bill = (cents: number) =>
+        createDocument(tx, ctx(), t.orgId, 'bill', {
+          contactId: v.id,
+          date: '2026-06-02',
+          lines: [{ accountId: t.account('6300'), unitPriceCents: cents }],
+        });
+      return { vendor: v, bills: [await bill(12_500), await bill(7_000)] };
+    });
+    const platform = createEmbeddedPlatform(db, {
+      firmId: t.demo.firmId,
+      organizationId: t.orgId,
+      acctCompanyId: t.orgId,
+      actor: { kind: 'test', id: 'agent' },
+    });
+    const pay = (billId: string, amount: number, payType: object) =>
+      platform.create('BillPayment', {
+        VendorRef: { value: vendor.id },
+        TxnDate: '2026-06-05',
+        TotalAmt: amount,
+        ...payType,
+        Line: [{ Amount: amount, LinkedTxn: [{ TxnId: billId, TxnType: 'Bill' }] }],
+      });
+    const byCheck = await pay(bills[0]?.id as string, 125, {
+      PayType: 'Check',
+      CheckPayment: { BankAccountRef: { value: t.account('1000') } },
+    });
+    expect(byCheck.bankTransactionIds).toHaveLength(1);
+    expect((await get(`/api/v1/bank-transactions/${byCheck.bankTransactionIds?.[0]}`)).json().data).toMatchObject({
+      bankAccountId: checkingId,
+      sourceType: 'posting',
+      status: 'matched',
+      amountCents: -12_500,
+    });
+    const byCard = await pay(bills[1]?.id as string, 70, {
+      PayType: 'CreditCard',
+      CreditCardPayment: { CCAccountRef: { value: t.account('2100') } },
+    });
+    expect(byCard.bankTransactionIds).toEqual([]);
   });
 });
 

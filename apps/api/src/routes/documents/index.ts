@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   convertEstimate,
   createDocument,
-  createPayment,
   type DocumentType,
   getDocument,
   type LineDocumentType,
@@ -15,6 +14,7 @@ import {
 } from '@firm/documents';
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
+import { recordPayment } from '@firm/banking';
 import { errorResponses } from '../../errors';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
@@ -27,6 +27,7 @@ import {
   DocumentList,
   DocumentListQuery,
   DocumentOne,
+  RecordedPaymentOne,
   DocumentParams,
   ROUNDING_RULE,
   UpdateDocumentBody,
@@ -278,15 +279,17 @@ export const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Allocates the payment to invoices of the customer, optionally using credit memos towards them. An ' +
           'allocation larger than its document’s open balance is 422 OVER_ALLOCATION (checked under row locks and ' +
           'by the database); the same document twice is 422 DUPLICATE_ALLOCATION; a void document, another ' +
-          'customer’s or an unknown one is 422 INVALID_ALLOCATION. Debits the deposit account, credits receivables.',
+          'customer’s or an unknown one is 422 INVALID_ALLOCATION. Debits the deposit account, credits receivables. A ' +
+          'deposit account with a bank register gets the payment’s row in it (bankTransactionIds), matched to the ' +
+          'payment, as a bill payment’s paying account does.',
         body: CustomerPaymentBody,
-        response: { 201: DocumentOne, ...errorResponses(409, 415, 422) },
+        response: { 201: RecordedPaymentOne, ...errorResponses(409, 415, 422) },
       },
     },
     async (request, reply) => {
       const b = request.body;
-      const { document } = await db().transaction((tx) =>
-        createPayment(tx, ledgerContext(request), request.organization.id, {
+      const { document, bankTransactionIds } = await db().transaction((tx) =>
+        recordPayment(tx, ledgerContext(request), request.organization.id, {
           type: 'customer_payment',
           contactId: b.contactId,
           date: b.date,
@@ -307,7 +310,8 @@ export const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
           })),
         }),
       );
-      return reply.code(201).send({ data: presentDocument(document) });
+      const recorded = bankTransactionIds.length > 0 ? { bankTransactionIds } : {};
+      return reply.code(201).send({ data: { ...presentDocument(document), ...recorded } });
     },
   );
 };

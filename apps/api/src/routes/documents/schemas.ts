@@ -218,6 +218,21 @@ export const DocumentListQuery = Type.Object({
 
 export const DocumentParams = Type.Object({ id: Uuid('Document id.') });
 export const DocumentOne = DataOf(Document);
+export const RecordedPaymentOne = DataOf(
+  Type.Object(
+    {
+      ...Document.properties,
+      bankTransactionIds: Type.Optional(
+        Type.Array(Uuid(), {
+          description:
+            "The payment's row in the register of the account it was deposited to, when that account holds a bank " +
+            'register (matched to the payment, so a feed row of the same deposit is matched to it, not posted again).',
+        }),
+      ),
+    },
+    { title: 'RecordedPayment' },
+  ),
+);
 export const DocumentList = PageOf(Document);
 export const ConvertResult = Type.Object({ data: Type.Object({ estimate: Document, invoice: Document }) });
 export { CompanyParams };

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { registerPaymentRow } from '@firm/banking';
-import { createPayment, type PaymentInput } from '@firm/documents';
+import { recordPayment } from '@firm/banking';
+import type { PaymentInput } from '@firm/documents';
 import type { FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { errorResponses } from '../../errors';
@@ -89,22 +89,18 @@ export const billPaymentPostingRoutes: FastifyPluginAsyncTypebox = async (app) =
     (request: FastifyRequest, input: PaymentInput, stamp: 'postedAt' | 'createdAt') =>
     (reply: Parameters<typeof runIdempotent>[1]) =>
       runIdempotent(request, reply, async (tx) => {
-        const ctx = ledgerContext(request);
-        const { document, receipt } = await createPayment(tx, ctx, request.organization.id, input);
         // A paying account with a bank register gets the payment's register row in the same transaction.
-        const registered = await registerPaymentRow(tx, ctx, request.organization.id, {
-          ledgerAccountId: document.bankAccountId as string,
-          date: document.date,
-          amountCents: -document.totalCents,
-          description: document.memo ?? `Bill payment${document.number ? ` ${document.number}` : ''}`,
-          counterparty: null,
-          paymentId: document.id,
-        });
+        const { receipt, bankTransactionIds } = await recordPayment(
+          tx,
+          ledgerContext(request),
+          request.organization.id,
+          input,
+        );
         return {
           status: 201,
           body: {
             journalEntryId: receipt.journalEntryId,
-            ...(registered ? { bankTransactionIds: [registered] } : {}),
+            ...(bankTransactionIds.length > 0 ? { bankTransactionIds } : {}),
             status: receipt.status,
             [stamp]: receipt.postedAt.toISOString(),
           },
