@@ -150,7 +150,8 @@ export async function openReconciliation(
   }
   const bank = await getBankAccount(tx, organizationId, input.bankAccountId, true);
   const [open] = rowsOf<{ id: string }>(
-    await tx.execute(sql`select id from reconciliations where bank_account_id = ${bank.id} and status = 'open'`),
+    await tx.execute(sql`select id from reconciliations
+      where organization_id = ${organizationId} and bank_account_id = ${bank.id} and status = 'open'`),
   );
   if (open) {
     throw new DomainError('RECONCILIATION_OPEN', `reconciliation ${open.id} of this bank account is still open`, [
@@ -159,7 +160,8 @@ export async function openReconciliation(
   }
   const [last] = rowsOf<{ end_date: string; cents: number }>(
     await tx.execute(sql`select statement_end_date::text as end_date, statement_ending_balance_cents::float8 as cents
-      from reconciliations where bank_account_id = ${bank.id} and status = 'finished'
+      from reconciliations
+      where organization_id = ${organizationId} and bank_account_id = ${bank.id} and status = 'finished'
       order by statement_end_date desc, id desc limit 1`),
   );
   if (last && input.statementEndDate <= last.end_date) {
@@ -265,7 +267,7 @@ export async function undoReconciliation(
   await getBankAccount(tx, organizationId, r.bankAccountId, true);
   const [later] = rowsOf<{ id: string; status: string }>(
     await tx.execute(sql`select id, status from reconciliations
-      where bank_account_id = ${r.bankAccountId} and id <> ${id}
+      where organization_id = ${organizationId} and bank_account_id = ${r.bankAccountId} and id <> ${id}
         and (status = 'open' or (status = 'finished' and statement_end_date > ${r.statementEndDate}))
       limit 1`),
   );
