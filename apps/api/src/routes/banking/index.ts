@@ -22,7 +22,7 @@ import {
 import type { Tx } from '@firm/db';
 import { todayUtc } from '@firm/ledger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { TSchema } from 'typebox';
+import type { Static, TSchema } from 'typebox';
 import { errorResponses } from '../../errors';
 import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
 import { DEFAULT_LIMIT } from '../../schemas';
@@ -71,15 +71,43 @@ interface Action {
   path: string;
   summary: string;
   description: string;
-  body?: TSchema;
+  body: TSchema;
   run(tx: Tx, request: FastifyRequest): Promise<unknown>;
 }
 
-const params = (request: FastifyRequest) => request.params as { id: string };
+/**
+ * An action whose handler takes the body as its schema states it: the schema and the domain function's input are
+ * checked against each other where the action is written (the route validated the body before `run`).
+ */
+function action<B extends TSchema>(def: {
+  path: string;
+  summary: string;
+  description: string;
+  body: B;
+  run(
+    tx: Tx,
+    ctx: ReturnType<typeof ledgerContext>,
+    organizationId: string,
+    id: string,
+    body: Static<B>,
+  ): Promise<unknown>;
+}): Action {
+  return {
+    ...def,
+    run: (tx, request) =>
+      def.run(
+        tx,
+        ledgerContext(request),
+        request.organization.id,
+        (request.params as { id: string }).id,
+        request.body as Static<B>,
+      ),
+  };
+}
 
 /** The bank transaction actions: each one transaction with its audit and outbox events, idempotent. */
 const ACTIONS: Action[] = [
-  {
+  action({
     path: 'reclassify',
     summary: 'Reclassify a bank transaction',
     description:
@@ -88,16 +116,9 @@ const ACTIONS: Action[] = [
       'posted voided and a new entry posted. A reconciled row is 409 ALREADY_RECONCILED, a date in a closed period ' +
       '422 PERIOD_CLOSED, an archived account 422 INVALID_ACCOUNT.',
     body: ReclassifyBody,
-    run: (tx, request) =>
-      reclassifyBankTransaction(
-        tx,
-        ledgerContext(request),
-        request.organization.id,
-        params(request).id,
-        request.body as never,
-      ),
-  },
-  {
+    run: (tx, ctx, organizationId, id, body) => reclassifyBankTransaction(tx, ctx, organizationId, id, body),
+  }),
+  action({
     path: 'match',
     summary: 'Match a bank transaction to invoices, bills or payments',
     description:
@@ -110,32 +131,18 @@ const ACTIONS: Action[] = [
       'booked once (422 AMOUNT_MISMATCH when the amounts differ, INVALID_ALLOCATION when it is not such a row of ' +
       'this bank account or is reconciled). Naming both, or neither, is 400 VALIDATION_ERROR.',
     body: MatchBody,
-    run: (tx, request) =>
-      matchBankTransaction(
-        tx,
-        ledgerContext(request),
-        request.organization.id,
-        params(request).id,
-        request.body as never,
-      ),
-  },
-  {
+    run: (tx, ctx, organizationId, id, body) => matchBankTransaction(tx, ctx, organizationId, id, body),
+  }),
+  action({
     path: 'split',
     summary: 'Split a bank transaction',
     description:
       'Splits the amount across accounts and/or invoices and bills (as in match). The parts must add up exactly to ' +
       'the bank amount (422 SPLIT_MISMATCH).',
     body: SplitBody,
-    run: (tx, request) =>
-      splitBankTransaction(
-        tx,
-        ledgerContext(request),
-        request.organization.id,
-        params(request).id,
-        request.body as never,
-      ),
-  },
-  {
+    run: (tx, ctx, organizationId, id, body) => splitBankTransaction(tx, ctx, organizationId, id, body),
+  }),
+  action({
     path: 'reconcile',
     summary: 'Reconcile a bank transaction',
     description:
@@ -143,39 +150,24 @@ const ACTIONS: Action[] = [
       'NO_OPEN_RECONCILIATION without one, or when the one named belongs to another bank account or is finished). ' +
       'An unreviewed or excluded row is 409 INVALID_STATE.',
     body: ReconcileBody,
-    run: (tx, request) =>
-      reconcileBankTransaction(
-        tx,
-        ledgerContext(request),
-        request.organization.id,
-        params(request).id,
-        request.body as never,
-      ),
-  },
-  {
+    run: (tx, ctx, organizationId, id, body) => reconcileBankTransaction(tx, ctx, organizationId, id, body),
+  }),
+  action({
     path: 'exclude',
     summary: 'Exclude a bank transaction',
     description:
       'Takes the row out of the books: its entry and the payments its match recorded are voided. Reversible with ' +
       'include. A reconciled row is 409 ALREADY_RECONCILED.',
     body: ExcludeBody,
-    run: (tx, request) =>
-      excludeBankTransaction(
-        tx,
-        ledgerContext(request),
-        request.organization.id,
-        params(request).id,
-        (request.body as { reason?: string }).reason,
-      ),
-  },
-  {
+    run: (tx, ctx, organizationId, id, body) => excludeBankTransaction(tx, ctx, organizationId, id, body.reason),
+  }),
+  action({
     path: 'include',
     summary: 'Include an excluded bank transaction',
     description: 'Brings an excluded row back as unreviewed. Anything but an excluded row is 409 INVALID_STATE.',
     body: EmptyBody,
-    run: (tx, request) =>
-      includeBankTransaction(tx, ledgerContext(request), request.organization.id, params(request).id),
-  },
+    run: (tx, ctx, organizationId, id) => includeBankTransaction(tx, ctx, organizationId, id),
+  }),
 ];
 
 export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -375,8 +367,8 @@ export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      idempotent(request, reply, 201, (tx, request) =>
-        openReconciliation(tx, ledgerContext(request), request.organization.id, request.body as never),
+      idempotent(request, reply, 201, (tx) =>
+        openReconciliation(tx, ledgerContext(request), request.organization.id, request.body),
       ),
   );
 
@@ -398,14 +390,8 @@ export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      idempotent(request, reply, 200, (tx, request) =>
-        finishReconciliation(
-          tx,
-          ledgerContext(request),
-          request.organization.id,
-          params(request).id,
-          request.body as never,
-        ),
+      idempotent(request, reply, 200, (tx) =>
+        finishReconciliation(tx, ledgerContext(request), request.organization.id, request.params.id, request.body),
       ),
   );
 
@@ -427,8 +413,8 @@ export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      idempotent(request, reply, 200, (tx, request) =>
-        undoReconciliation(tx, ledgerContext(request), request.organization.id, params(request).id),
+      idempotent(request, reply, 200, (tx) =>
+        undoReconciliation(tx, ledgerContext(request), request.organization.id, request.params.id),
       ),
   );
 
