@@ -11,6 +11,7 @@ import {
   bankTransactionNotFound,
   getBankTransaction,
   type BankTransactionStatus,
+  moveBankTransaction,
 } from './transactions';
 
 /**
@@ -343,11 +344,12 @@ async function apply(
               ${p.amountCents}, ${tax?.rate.id ?? null}, ${tax?.cents ?? 0})`);
   }
   const status: BankTransactionStatus = documentParts.length > 0 ? 'matched' : 'categorized';
-  await tx.execute(sql`
-    update bank_transactions set status = ${status}, journal_entry_id = ${entryId},
-      contact_id = ${c.contactId?.toLowerCase() ?? null}, tax_rate_id = ${c.taxRateId?.toLowerCase() ?? null},
-      review_reason = null, updated_at = ${nowOf(ctx).toISOString()}
-    where organization_id = ${organizationId} and id = ${t.id}`);
+  await moveBankTransaction(tx, ctx, organizationId, t, status, {
+    journalEntryId: entryId,
+    contactId: c.contactId?.toLowerCase() ?? null,
+    taxRateId: c.taxRateId?.toLowerCase() ?? null,
+    reviewReason: null,
+  });
   return status;
 }
 
@@ -551,11 +553,12 @@ async function matchToPosting(
   await tx.execute(sql`update bank_transaction_lines set bank_transaction_id = ${t.id}
     where organization_id = ${organizationId} and bank_transaction_id = ${posting.id}`);
   await tx.execute(sql`delete from bank_transactions where organization_id = ${organizationId} and id = ${posting.id}`);
-  await tx.execute(sql`
-    update bank_transactions set status = 'matched', journal_entry_id = ${posting.journalEntryId},
-      contact_id = ${posting.contactId}, tax_rate_id = ${posting.taxRateId}, review_reason = null,
-      updated_at = ${nowOf(ctx).toISOString()}
-    where organization_id = ${organizationId} and id = ${t.id}`);
+  await moveBankTransaction(tx, ctx, organizationId, t, 'matched', {
+    journalEntryId: posting.journalEntryId,
+    contactId: posting.contactId,
+    taxRateId: posting.taxRateId,
+    reviewReason: null,
+  });
   const after = await getBankTransaction(tx, organizationId, id);
   await bankTransactionEvent(tx, ctx, 'bank_transaction.matched', after, {
     previousStatus: t.status,
@@ -631,9 +634,7 @@ export async function excludeBankTransaction(
   const t = await lockForChange(tx, organizationId, id);
   if (t.status === 'excluded') throw new DomainError('INVALID_STATE', 'the bank transaction is already excluded');
   await unapply(tx, ctx, t, reason);
-  await tx.execute(sql`update bank_transactions set status = 'excluded', contact_id = null, tax_rate_id = null,
-      updated_at = ${nowOf(ctx).toISOString()}
-    where organization_id = ${organizationId} and id = ${id}`);
+  await moveBankTransaction(tx, ctx, organizationId, t, 'excluded', { contactId: null, taxRateId: null });
   const after = await getBankTransaction(tx, organizationId, id);
   await bankTransactionEvent(tx, ctx, 'bank_transaction.excluded', after, { previousStatus: t.status, reason });
   return after;
@@ -649,8 +650,7 @@ export async function includeBankTransaction(
   const t = await lockForChange(tx, organizationId, id);
   if (t.status !== 'excluded')
     throw new DomainError('INVALID_STATE', 'only an excluded bank transaction can be included');
-  await tx.execute(sql`update bank_transactions set status = 'unreviewed', updated_at = ${nowOf(ctx).toISOString()}
-    where organization_id = ${organizationId} and id = ${id}`);
+  await moveBankTransaction(tx, ctx, organizationId, t, 'unreviewed');
   const after = await getBankTransaction(tx, organizationId, id);
   await bankTransactionEvent(tx, ctx, 'bank_transaction.included', after);
   return after;

@@ -1,5 +1,5 @@
 import { type DomainError, isDomainError } from '@firm/core';
-import { type Db, organizations, rowsOf } from '@firm/db';
+import { type Db, organizations, pgErrorOf, rowsOf, type Tx } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { createDocument, voidDocument } from '@firm/documents';
 import { getEntry, ledgerErrorOf, trialBalance } from '@firm/ledger';
@@ -19,7 +19,14 @@ import { matchCandidates } from './candidates';
 import { finishReconciliation, openReconciliation, undoReconciliation } from './reconciliations';
 import { reconciliationStatus } from './status-report';
 import { bankingWrites, createBankingFixture, type BankingFixture } from './testing';
-import { getBankTransaction, listBankTransactions } from './transactions';
+import {
+  BANK_TRANSACTION_STATUS_LIST,
+  BANK_TRANSACTION_TRANSITIONS,
+  type BankTransactionStatus,
+  getBankTransaction,
+  listBankTransactions,
+  moveBankTransaction,
+} from './transactions';
 
 let database: TestDatabase;
 let db: Db;
@@ -422,5 +429,41 @@ describe('reconciliation', () => {
     expect((await getBankTransaction(db, g.orgId, rent)).reconciled).toBe(false);
     const page = await listBankTransactions(db, g.orgId, { limit: 10, bankAccountId: g.checking.id, reconciled: true });
     expect(page.data).toEqual([]);
+  });
+});
+
+describe('state moves', () => {
+  it('the database allows exactly the moves of the catalogue, and moveBankTransaction refuses the others first', async () => {
+    const id = await f.row({ amountCents: 1_000 });
+    const ROLLBACK = new Error('rolled back');
+    /** Puts the row in `from` and makes one move to `to`, then rolls both back: moved, or why not. */
+    const attempt = (from: BankTransactionStatus, move: (tx: Tx) => Promise<unknown>) =>
+      db
+        .transaction(async (t) => {
+          await t.execute(sql`update bank_transactions set status = ${from} where id = ${id}`);
+          await move(t);
+          throw ROLLBACK;
+        })
+        .then(
+          () => 'committed',
+          (err: unknown) =>
+            err === ROLLBACK ? 'moved' : isDomainError(err) ? err.code : (pgErrorOf(err)?.constraint ?? err),
+        );
+    for (const from of BANK_TRANSACTION_STATUS_LIST) {
+      for (const to of BANK_TRANSACTION_STATUS_LIST) {
+        const allowed = from === to || BANK_TRANSACTION_TRANSITIONS[from].includes(to);
+        const byDatabase = await attempt(from, (t) =>
+          t.execute(sql`update bank_transactions set status = ${to} where id = ${id}`),
+        );
+        expect({ from, to, byDatabase }).toEqual({
+          from,
+          to,
+          byDatabase: allowed ? 'moved' : 'bank_transactions_transition',
+        });
+        const byFunction = await attempt(from, (t) => moveBankTransaction(t, f.ctx, f.orgId, { id, status: from }, to));
+        expect({ from, to, byFunction }).toEqual({ from, to, byFunction: allowed ? 'moved' : 'INVALID_STATE' });
+      }
+    }
+    expect((await getBankTransaction(db, f.orgId, id)).status).toBe('unreviewed');
   });
 });

@@ -17,6 +17,51 @@ export const BANK_TRANSACTION_STATES = {
 export type BankTransactionStatus = keyof typeof BANK_TRANSACTION_STATES;
 export const BANK_TRANSACTION_STATUS_LIST = Object.keys(BANK_TRANSACTION_STATES) as BankTransactionStatus[];
 
+/**
+ * Where a row may go from each state (staying where it is is always allowed: a reclassified row stays categorized).
+ * The database holds rows to the same moves (the trigger `bank_transactions_transition` of
+ * `migrations/0028_bank_transaction_transitions.sql`); a test checks the two agree.
+ */
+export const BANK_TRANSACTION_TRANSITIONS: Record<BankTransactionStatus, readonly BankTransactionStatus[]> = {
+  unreviewed: ['categorized', 'matched', 'excluded'],
+  categorized: ['unreviewed', 'matched', 'excluded'],
+  matched: ['unreviewed', 'categorized', 'excluded'],
+  excluded: ['unreviewed'],
+};
+
+/** What a move changes beside the state; a field left out keeps its value. */
+export interface BankTransactionMove {
+  journalEntryId?: string | null;
+  contactId?: string | null;
+  taxRateId?: string | null;
+  reviewReason?: string | null;
+}
+
+/**
+ * Moves a bank transaction to a state (the one way a row's state changes once it is in the register), with what
+ * changes beside it; `from` is the state the caller read under its row lock. A move the catalogue does not allow is
+ * refused here with 409 INVALID_STATE, before the database would refuse it.
+ */
+export async function moveBankTransaction(
+  tx: Tx,
+  ctx: LedgerContext,
+  organizationId: string,
+  row: { id: string; status: BankTransactionStatus },
+  to: BankTransactionStatus,
+  changes: BankTransactionMove = {},
+): Promise<void> {
+  if (row.status !== to && !BANK_TRANSACTION_TRANSITIONS[row.status].includes(to)) {
+    throw new DomainError('INVALID_STATE', `a ${row.status} bank transaction cannot become ${to}`);
+  }
+  const set: SQL[] = [sql`status = ${to}`, sql`updated_at = ${nowOf(ctx).toISOString()}`];
+  if (changes.journalEntryId !== undefined) set.push(sql`journal_entry_id = ${changes.journalEntryId}`);
+  if (changes.contactId !== undefined) set.push(sql`contact_id = ${changes.contactId}`);
+  if (changes.taxRateId !== undefined) set.push(sql`tax_rate_id = ${changes.taxRateId}`);
+  if (changes.reviewReason !== undefined) set.push(sql`review_reason = ${changes.reviewReason}`);
+  await tx.execute(sql`update bank_transactions set ${sql.join(set, sql`, `)}
+    where organization_id = ${organizationId} and id = ${row.id}`);
+}
+
 export const SOURCE_TYPES = ['aggregator_bank_feed', 'posting', 'manual'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
@@ -271,7 +316,6 @@ export async function registerPaymentRow(
   await tx.execute(sql`
     insert into bank_transaction_lines (id, organization_id, bank_transaction_id, line_no, document_id, amount_cents)
     values (${newId()}, ${organizationId}, ${id}, 1, ${input.paymentId}, ${Math.abs(input.amountCents)})`);
-  await tx.execute(sql`update bank_transactions set status = 'matched'
-    where organization_id = ${organizationId} and id = ${id}`);
+  await moveBankTransaction(tx, ctx, organizationId, { id, status: 'unreviewed' }, 'matched');
   return id;
 }

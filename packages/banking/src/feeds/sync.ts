@@ -3,7 +3,12 @@ import { type Db, type Executor, rowsOf, type Tx } from '@firm/db';
 import { assertCompanyWritable, companyArchived, type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { unapplyBankTransaction } from '../actions';
-import { bankTransactionEvent, getBankTransaction } from '../transactions';
+import {
+  type BankTransactionStatus,
+  bankTransactionEvent,
+  getBankTransaction,
+  moveBankTransaction,
+} from '../transactions';
 import type { Aggregator, FeedPage, FeedTransaction } from './aggregator';
 import { openToken, sealToken, TokenKeyMissing, type TokenKeys, tokenContext } from './secrets';
 
@@ -102,7 +107,7 @@ interface ExistingRow {
   id: string;
   amount_cents: number;
   txn_date: string;
-  status: string;
+  status: BankTransactionStatus;
   reconciled: boolean;
 }
 
@@ -312,8 +317,10 @@ async function changeRow(tx: Tx, ctx: LedgerContext, organizationId: string, row
     await unapplyBankTransaction(tx, ctx, current, 'the bank changed the amount or date');
   }
   await tx.execute(sql`update bank_transactions set ${text}, amount_cents = ${t.amountCents}, txn_date = ${t.date}
-      ${moved && classified ? sql`, status = 'unreviewed', review_reason = 'amount_changed'` : sql``}
     where organization_id = ${organizationId} and id = ${row.id}`);
+  if (moved && classified) {
+    await moveBankTransaction(tx, ctx, organizationId, row, 'unreviewed', { reviewReason: 'amount_changed' });
+  }
   if (moved && classified) {
     await bankTransactionEvent(
       tx,
@@ -339,9 +346,7 @@ async function removeRow(tx: Tx, ctx: LedgerContext, organizationId: string, row
   if (row.status === 'categorized' || row.status === 'matched') {
     const current = await getBankTransaction(tx, organizationId, row.id);
     await unapplyBankTransaction(tx, ctx, current, 'the bank removed the transaction');
-    await tx.execute(sql`update bank_transactions set status = 'excluded', review_reason = 'removed_by_bank',
-        updated_at = ${now}
-      where organization_id = ${organizationId} and id = ${row.id}`);
+    await moveBankTransaction(tx, ctx, organizationId, row, 'excluded', { reviewReason: 'removed_by_bank' });
     await bankTransactionEvent(
       tx,
       ctx,
