@@ -109,7 +109,7 @@ describe('tenancy of hand-written SQL', () => {
 
   it('finds no statement on a tenant table without organization_id, but those listed with their reason', () => {
     const all = statements();
-    expect(all.length).toBeGreaterThan(100);
+    expect(all.length).toBeGreaterThan(50); // the scan reads the sources it should
     const unfiltered = all.filter((s) => !s.text.includes('organization_id'));
     const unexplained = unfiltered
       .filter((s) => !ACROSS_ORGANIZATIONS.some((a) => a.file === s.file && s.text.includes(a.statement)))
