@@ -11,6 +11,7 @@ export * from './events';
 export * from './general-ledger';
 export type { DebitCreditLine, PostableAccount, PostingLine } from './lines';
 export { checkPostableAccounts, postableAccountsQuery } from './lines';
+export * from './opening-balances';
 export * from './periods';
 export * from './posting';
 export * from './posting-inputs';

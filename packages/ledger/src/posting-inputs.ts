@@ -40,7 +40,9 @@ export type PostingInput =
   /** A sales or purchase document's entry (packages/documents): balanced lines built from the document. */
   | (PostingCommon & { kind: DocumentEntryKind; lines: DebitCreditLine[] })
   /** A bank transaction's own entry (packages/banking): its bank line against the accounts it was classified to. */
-  | (PostingCommon & { kind: 'bank_transaction'; lines: DebitCreditLine[] });
+  | (PostingCommon & { kind: 'bank_transaction'; lines: DebitCreditLine[] })
+  /** A company's opening balances (opening-balances.ts): one balanced entry, one line per account. */
+  | (PostingCommon & { kind: 'opening_balance'; lines: DebitCreditLine[] });
 
 /** The documents that post an entry of their own; each is also a `journal_entries.source`. */
 export const DOCUMENT_ENTRY_KINDS = [
@@ -160,6 +162,7 @@ export function postingLines(input: PostingInput): PostingLine[] {
     case 'bill':
     case 'vendor_credit':
     case 'bank_transaction':
+    case 'opening_balance':
       return journalEntryLines(input);
     case 'purchase':
     case 'bill_payment':

@@ -37,6 +37,8 @@ export const entrySource = pgEnum('entry_source', [
   'vendor_credit',
   // Bank actions: categorize, split, a match's difference, a reconciliation adjustment (migrations/0007_banking.sql).
   'bank_transaction',
+  // A company's opening balances (migrations/0027_opening_balances.sql).
+  'opening_balance',
 ]);
 
 export const journalEntries = pgTable(
