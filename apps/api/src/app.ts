@@ -41,6 +41,7 @@ import { itemRoutes } from './routes/items/index';
 import { oauthRoutes } from './routes/oauth/index';
 import { oauthConnectionRoutes } from './routes/oauth/connections';
 import { organizationRoutes } from './routes/organizations/index';
+import { openingBalanceRoutes } from './routes/opening-balances/index';
 import { postingRoutes } from './routes/posting/index';
 import { billPaymentPostingRoutes } from './routes/posting/bill-payments';
 import { reportRoutes } from './routes/reports/index';
@@ -173,6 +174,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(accountRoutes);
       await v1.register(entryRoutes);
       await v1.register(postingRoutes);
+      await v1.register(openingBalanceRoutes);
       await v1.register(reportRoutes);
       await v1.register(bookRoutes);
       await v1.register(auditRoutes);

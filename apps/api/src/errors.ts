@@ -85,16 +85,12 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
   OPENING_BALANCES_INVALID: {
     status: 422,
     retryable: false,
-    description:
-      'Opening balances that cannot be posted; nothing was written. Each detail names the row (its number; a CSV ' +
-      'row by its line in the file), the column and the reason: unknown_account, ambiguous_account, ' +
-      'archived_account, bad_code, bad_name, bad_type, type_unknown, type_mismatch, bad_amount, debit_and_credit, ' +
-      'duplicate_account, missing_account, period_closed, no_amounts, too_many_rows, bad_csv, no_equity_code.',
+    description: 'Opening balances refused, nothing written; each detail names the row, column and reason.',
   },
   OPENING_BALANCES_EXIST: {
     status: 409,
     retryable: false,
-    description: 'The company already has opening balances; send replace: true to void them and post the new ones.',
+    description: 'The company already has opening balances; send replace: true to replace them.',
   },
   IDEMPOTENCY_KEY_REQUIRED: {
     status: 400,
