@@ -1893,6 +1893,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/companies/{companyId}/opening-balances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a company’s opening balances
+         * @description One balanced entry (source `opening_balance`) from lines of account (code or name) and debit or credit (decimal strings). JSON, or `text/csv` (columns code or name, debit, credit, type) with the options as query parameters. `createMissingAccounts` creates unknown accounts (type from the line or the code range). The difference goes to "Opening balance equity" (3050 or the next free 30xx). Bad lines: 422 OPENING_BALANCES_INVALID, all at once, nothing written. A second opening: 409 OPENING_BALANCES_EXIST unless `replace`. `closeBooksBefore` needs books:close. Requires Idempotency-Key.
+         *
+         *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postCompaniesByCompanyIdOpeningBalances"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/companies/{companyId}/purchases": {
         parameters: {
             query?: never;
@@ -5087,7 +5111,7 @@ export interface components {
              * @description Stable machine-readable code; see the x-error-codes table of this document.
              * @enum {unknown}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "OPENING_BALANCES_INVALID" | "OPENING_BALANCES_EXIST" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             details?: ({
                 field?: string;
                 message: string;
@@ -5683,7 +5707,7 @@ export interface components {
              * @description manual for drafts made through /entries, else the posting route or document that made it.
              * @enum {unknown}
              */
-            source: "manual" | "journal_entry" | "purchase" | "deposit" | "transfer" | "bill_payment" | "invoice" | "customer_payment" | "sales_receipt" | "credit_memo" | "refund_receipt" | "bill" | "vendor_credit" | "bank_transaction";
+            source: "manual" | "journal_entry" | "purchase" | "deposit" | "transfer" | "bill_payment" | "invoice" | "customer_payment" | "sales_receipt" | "credit_memo" | "refund_receipt" | "bill" | "vendor_credit" | "bank_transaction" | "opening_balance";
             /**
              * @description draft -> posted -> void. Drafts do not affect balances; void entries stay visible.
              * @enum {unknown}
@@ -5790,6 +5814,52 @@ export interface components {
             /** @description RFC 6749 5.2 / RFC 7009 / RFC 7591 error code. */
             error: string;
             error_description?: string;
+        };
+        /**
+         * OpeningBalanceLine
+         * @description account: a code, else a name. type (or a subtype) and name: for an account to create; without type, the code range decides (1 asset, 2 liability, 3 equity, 4 income, 5 cost of sales, 6-9 expense).
+         */
+        OpeningBalanceLine: {
+            account?: string | null;
+            accountCode?: string | null;
+            accountName?: string | null;
+            /** @description Decimal string, at most 2 decimals, not negative. */
+            credit?: string | null;
+            /** @description Decimal string, at most 2 decimals, not negative. */
+            debit?: string | null;
+            name?: string | null;
+            type?: string | null;
+        };
+        /** OpeningBalances */
+        OpeningBalances: {
+            data: {
+                booksClosedThrough: string | null;
+                createdAccounts: components["schemas"]["Account"][];
+                difference: {
+                    account: {
+                        code: string;
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                    } | null;
+                    cents: number;
+                    side: ("debit" | "credit") | null;
+                };
+                entry: components["schemas"]["JournalEntry"];
+                replacedEntryId: string | null;
+            };
+        };
+        /** OpeningBalancesRequest */
+        OpeningBalancesRequest: {
+            closeBooksBefore?: boolean;
+            createMissingAccounts?: boolean;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            date: string;
+            lines: components["schemas"]["OpeningBalanceLine"][];
+            replace?: boolean;
         };
         /** OpenReconciliation */
         OpenReconciliation: {
@@ -10420,6 +10490,53 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdOpeningBalances: {
+        parameters: {
+            query?: {
+                closeBooksBefore?: boolean;
+                createMissingAccounts?: boolean;
+                /** @description Required with a CSV body. */
+                date?: string;
+                replace?: boolean;
+            };
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
+            };
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpeningBalancesRequest"];
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpeningBalances"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
