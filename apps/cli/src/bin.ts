@@ -13,9 +13,12 @@ import {
   parseCommand,
   readsStdin,
   runCli,
+  withAbsoluteFiles,
 } from './main';
 
-const argv = process.argv.slice(2);
+// A --file path names a file where the command was typed, even when the command runs in the process that owns the
+// embedded database (another working directory).
+const argv = withAbsoluteFiles(process.argv.slice(2), process.cwd());
 
 /**
  * The aggregator and token keys from the environment, as the API reads them: none with BANK_FEEDS=off, and why not

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { acceptInvitation, authenticateApiKey, verifyLogin } from '@firm/identity';
 import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { USAGE, parseCommand, runCli } from './main';
+import { USAGE, parseCommand, runCli, withAbsoluteFiles } from './main';
 
 let database: TestDatabase;
 let auditDir: string;
@@ -145,6 +145,7 @@ const COMMAND_LINES = [
   ['company', 'list'],
   ['company', 'archive'],
   ['company', 'unarchive'],
+  ['company', 'opening-balances'],
   ['user', 'create'],
   ['user', 'list'],
   ['api-key', 'create'],
@@ -314,6 +315,80 @@ describe('companies', () => {
       expect(res.err.split('\n')).toHaveLength(1);
     }
     expect(await counts()).toEqual(before);
+  });
+});
+
+describe('opening balances', () => {
+  it('posts a CSV file as the opening entry, lists every bad row, and refuses a second without --replace', async () => {
+    const firm = JSON.parse((await cli('firm', 'create', '--name', 'Opening Books', '--json')).out);
+    const company = JSON.parse((await cli('company', 'create', '--firm', firm.id, '--name', 'Fresh', '--json')).out);
+    const dir = await mkdtemp(join(tmpdir(), 'cli-opening-'));
+    try {
+      const file = join(dir, 'balances.csv');
+      await writeFile(file, 'code,name,debit,credit\n1000,,1200.00,\n1990,Till,80,\n2000,,,500.00\n');
+      const args = ['company', 'opening-balances', '--company', company.id, '--file', file, '--date', '2026-01-01'];
+      const refused = await cli(...args);
+      expect(refused.code).toBe(1);
+      expect(refused.err).toMatch(/^error: OPENING_BALANCES_INVALID: .*row 3, code: no account has the code 1990/);
+
+      const posted = await cli(...args, '--create-missing', '--close-books-before');
+      expect(posted.code, posted.err).toBe(0);
+      expect(posted.out.split('\n')).toEqual([
+        expect.stringMatching(/^entry \S+ {2}2026-01-01 {2}4 lines {2}total 1280\.00$/),
+        'accounts created: 1990 (asset), 3050 (equity)',
+        'difference 780.00 credit to 3050 Opening balance equity',
+        'books closed through 2025-12-31',
+      ]);
+      const again = await cli(...args, '--date', '2026-02-01');
+      expect(again.code).toBe(1);
+      expect(again.err).toMatch(/^error: OPENING_BALANCES_EXIST: /);
+      const replaced = JSON.parse((await cli(...args, '--date', '2026-02-01', '--replace', '--json')).out);
+      expect(replaced.replacedEntryId).toEqual(expect.any(String));
+
+      await writeFile(file, 'code,debit,credit\nNOPE,1,\n1000,-1,\n1000,2,\n');
+      const bad = await cli(...args, '--date', '2026-03-01', '--replace', '--create-missing');
+      expect(bad.code).toBe(1);
+      expect(bad.err.split('\n')).toEqual([
+        'error: OPENING_BALANCES_INVALID: the opening balances cannot be posted: 3 problems, see details',
+        expect.stringMatching(/^ {2}row 2, code: account NOPE does not exist and its type cannot be told/),
+        expect.stringMatching(/^ {2}row 3, debit: must not be negative/),
+        '  row 4, code: account 1000 is already on row 3',
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    for (const argv of [
+      ['company', 'opening-balances', '--company', company.id, '--date', '2026-01-01'],
+      ['company', 'opening-balances', '--company', 'nope', '--file', 'x.csv', '--date', '2026-01-01'],
+      ['company', 'opening-balances', '--company', company.id, '--file', 'x.csv'],
+    ]) {
+      expect((await cli(...argv)).code, argv.join(' ')).toBe(2);
+    }
+    const missing = await cli(
+      ...[
+        'company',
+        'opening-balances',
+        '--company',
+        company.id,
+        '--file',
+        '/nonexistent/x.csv',
+        '--date',
+        '2026-01-01',
+      ],
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.err).toBe('error: cannot read /nonexistent/x.csv: ENOENT');
+  });
+
+  it('makes --file paths absolute, so a command forwarded to the server reads the file named', () => {
+    expect(withAbsoluteFiles(['a', '--file', 'b.csv', '--file=c.csv', '--file', '/d.csv'], '/w')).toEqual([
+      'a',
+      '--file',
+      '/w/b.csv',
+      '--file=/w/c.csv',
+      '--file',
+      '/d.csv',
+    ]);
   });
 });
 

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Aggregator, connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
 import { isDomainError, isUuid } from '@firm/core';
@@ -38,7 +40,11 @@ import {
   type Company,
   createCompany,
   listCompanies,
+  parseOpeningBalancesCsv,
+  postOpeningBalances,
+  presentAccount,
   presentCompany,
+  presentEntry,
   setCompanyArchived,
 } from '@firm/ledger';
 import { disconnect, listConnections, type QboConfig, type QboConnection, startAuthorization } from '@firm/qbo';
@@ -401,6 +407,77 @@ const COMMANDS: Command[] = [
       const list = await listCompanies(database.db, firmId, status);
       print(list.map(presentCompany), list.length ? list.map(companyLine).join('\n') : 'no companies');
       return 0;
+    },
+  },
+  {
+    name: ['company', 'opening-balances'],
+    options: {
+      ...json,
+      company: { type: 'string' },
+      file: { type: 'string' },
+      date: { type: 'string' },
+      'create-missing': { type: 'boolean' },
+      replace: { type: 'boolean' },
+      'close-books-before': { type: 'boolean' },
+    },
+    synopsis:
+      '--company ID --file PATH --date YYYY-MM-DD [--create-missing] [--replace] [--close-books-before] [--json]',
+    summary: "post a company's opening balances from a CSV file",
+    help:
+      'As POST /api/v1/companies/{companyId}/opening-balances with a CSV body: a header row naming the columns\n' +
+      '(code and/or name, debit, credit, optionally type), then one row per account with its balance in debit or\n' +
+      'credit (decimal amounts, at most two decimals). One balanced entry is posted on --date; the difference goes to\n' +
+      'the Opening balance equity account. --create-missing creates unknown accounts (type from the type column or\n' +
+      "the code range), --replace voids the company's opening entry first, --close-books-before closes the books\n" +
+      'through the day before --date. Every bad row is listed, one a line, and nothing is written.',
+    async run({ values, database, print, io }) {
+      const organizationId = uuid(values.company, '--company');
+      if (typeof values.file !== 'string') throw new UsageError('company opening-balances needs --file PATH');
+      if (typeof values.date !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(values.date)) {
+        throw new UsageError('company opening-balances needs --date YYYY-MM-DD');
+      }
+      const text = await readFile(values.file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        throw new CliError(`cannot read ${values.file}: ${err.code ?? err.message}`);
+      });
+      const firmId = await firmOfOrganization(database, organizationId);
+      try {
+        const csv = parseOpeningBalancesCsv(text);
+        const result = await database.db.transaction((tx) =>
+          postOpeningBalances(tx, operator(firmId), organizationId, {
+            date: values.date as string,
+            ...csv,
+            createMissingAccounts: values['create-missing'] === true,
+            replace: values.replace === true,
+            closeBooksBefore: values['close-books-before'] === true,
+          }),
+        );
+        const { entry, createdAccounts, difference } = result;
+        print(
+          {
+            entry: presentEntry(entry),
+            createdAccounts: createdAccounts.map(presentAccount),
+            difference,
+            replacedEntryId: result.replacedEntryId,
+            booksClosedThrough: result.booksClosedThrough,
+          },
+          [
+            `entry ${entry.id}  ${entry.date}  ${entry.lines.length} lines  total ${(entry.totalCents / 100).toFixed(2)}`,
+            `accounts created: ${createdAccounts.length ? createdAccounts.map((a) => `${a.code} (${a.type})`).join(', ') : 'none'}`,
+            difference.account
+              ? `difference ${(difference.cents / 100).toFixed(2)} ${difference.side} to ${difference.account.code} ${difference.account.name}`
+              : 'debits equal credits: no difference',
+            ...(result.replacedEntryId ? [`replaced entry ${result.replacedEntryId} (voided)`] : []),
+            ...(result.booksClosedThrough ? [`books closed through ${result.booksClosedThrough}`] : []),
+          ].join('\n'),
+        );
+        return 0;
+      } catch (err) {
+        // Every bad row, one a line, so the file can be fixed in one go.
+        if (!isDomainError(err) || err.code !== 'OPENING_BALANCES_INVALID') throw err;
+        io.err(`error: ${err.code}: ${err.message}`);
+        for (const detail of err.details ?? []) if ((err.details?.length ?? 0) > 1) io.err(`  ${detail.message}`);
+        return 1;
+      }
     },
   },
   ...(['archive', 'unarchive'] as const).map((action): Command => ({
@@ -804,7 +881,8 @@ export const USAGE = `usage: npm run cli -- <command> [options]
 commands:
 ${COMMANDS.map((c) => `  ${synopsisOf(c)}\n      ${c.summary}`).join('\n')}
 
-Every command takes --help. Exit codes: 0 done, 1 failed (one line on stderr says why), 2 usage error.
+Every command takes --help. Exit codes: 0 done, 1 failed (one line on stderr says why;
+company opening-balances then lists each bad row), 2 usage error.
 environment: DATABASE_URL (Postgres), else the embedded database under DATA_DIR (default ./.data); while a server
 owns that directory, commands run in the server. Bank feeds: BANK_FEEDS, PLAID_CLIENT_ID, PLAID_SECRET,
 PLAID_BASE_URL, BANK_TOKEN_KEYS as for the API. Audit verification: AUDIT_HMAC_KEYS and AUDIT_ANCHOR_DIR as for the API.`;
@@ -859,6 +937,15 @@ export function parseCommand(argv: string[]): Parsed {
     return { kind: 'usage', message };
   }
   return { kind: 'run', command, values: parsed.values as Values, args: parsed.positionals };
+}
+
+/** The command line with each `--file` path made absolute against `cwd`. */
+export function withAbsoluteFiles(argv: readonly string[], cwd: string): string[] {
+  const absolute = (path: string) => (path === '' || isAbsolute(path) ? path : resolve(cwd, path));
+  return argv.map((arg, i) => {
+    if (arg.startsWith('--file=')) return `--file=${absolute(arg.slice('--file='.length))}`;
+    return argv[i - 1] === '--file' ? absolute(arg) : arg;
+  });
 }
 
 /** True when this command line reads standard input (its command's stdin option is given). */
