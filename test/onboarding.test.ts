@@ -79,6 +79,20 @@ describe('a new firm, from nothing', () => {
       'Juniper Dental PLLC',
     ]);
 
+    // The books the firm takes over: a trial balance at the cut-off (an account the chart lacks is made from its
+    // code), and the books before it closed.
+    const opened = await app.inject({
+      method: 'POST',
+      url: `/api/v1/companies/${harbor.id}/opening-balances?date=2024-12-31&createMissingAccounts=true&closeBooksBefore=true`,
+      headers: { ...asOwner, 'content-type': 'text/csv', 'idempotency-key': randomUUID() },
+      payload: OPENING_CSV,
+    });
+    expect(opened.statusCode, opened.body).toBe(201);
+    expect(opened.json().data).toMatchObject({ booksClosedThrough: '2024-12-30', difference: { cents: 0 } });
+    expect(opened.json().data.createdAccounts.map((a: { code: string }) => a.code)).toEqual(['1510']);
+    const expected = openingNet();
+    expect(await trialBalance(harbor.id, asOwner, '2024-12-31')).toEqual(Object.fromEntries(expected));
+
     // A member limited to one company signs in with the link they were given.
     const invited = ok(
       await call(
@@ -117,6 +131,40 @@ describe('a new firm, from nothing', () => {
     ok(await call('GET', `/api/v1/companies/${harbor.id}/reports/trial-balance`, asOwner));
   });
 });
+
+/** The cut-off trial balance the firm takes over: 1510 is not in the standard chart and is made from its code. */
+const OPENING_CSV = [
+  'code,name,debit,credit',
+  '1000,Business Checking,25000.00,',
+  '1200,Accounts Receivable,8400.00,',
+  '1500,Equipment,30000.00,',
+  '1510,Accumulated Depreciation,,6000.00',
+  '2000,Accounts Payable,,4200.00',
+  '2700,Loan Payable,,20000.00',
+  "3000,Owner's Equity,,33200.00",
+].join('\n');
+
+type Net = Map<string, number>;
+const add = (net: Net, code: string, cents: number) => net.set(code, (net.get(code) ?? 0) + cents);
+
+/** The opening balances as signed cents (debit positive) per account code. */
+function openingNet(): Net {
+  const net: Net = new Map();
+  for (const line of OPENING_CSV.split('\n').slice(1)) {
+    const [code, , debit, credit] = line.split(',');
+    add(net, String(code), Math.round(Number(debit || 0) * 100) - Math.round(Number(credit || 0) * 100));
+  }
+  return net;
+}
+
+/** A trial balance's rows with a balance, as signed cents per account code. */
+async function trialBalance(companyId: string, headers: Headers, endDate: string): Promise<Record<string, number>> {
+  const rows = ok(await call('GET', `/api/v1/companies/${companyId}/reports/trial-balance?endDate=${endDate}`, headers))
+    .rows as { code: string; debitCents: number; creditCents: number }[];
+  return Object.fromEntries(
+    rows.filter((r) => r.debitCents !== r.creditCents).map((r) => [r.code, r.debitCents - r.creditCents]),
+  );
+}
 
 /** Opens the invitation page and posts its form; returns the signed-in browser. */
 async function takeInvitation(url: string, password: string): Promise<CookieJar> {
