@@ -166,7 +166,8 @@ async function sandboxAggregatorFor(
 }
 
 /**
- * On the embedded database, an empty database is seeded and the demo credentials are kept in
+ * On the embedded database, an empty database is seeded (the demo firm with a year of history) and the demo
+ * credentials are kept in
  * DATA_DIR/demo-credentials.json (local development only), so every start can print the key.
  */
 async function demoCredentials(database: ReturnType<typeof openDatabase>, config: Config): Promise<string | null> {
@@ -176,7 +177,7 @@ async function demoCredentials(database: ReturnType<typeof openDatabase>, config
   };
   if ((rows[0]?.n ?? 0) === 0) {
     const keys = bankTokenKeysOf(config);
-    const seeded = await seedDemo(database.db, keys ? { bankTokenKeys: keys } : {});
+    const seeded = await seedDemo(database.db, { history: true, ...(keys ? { bankTokenKeys: keys } : {}) });
     await writeFile(file, `${JSON.stringify(seeded, null, 2)}\n`, { mode: 0o600 });
     return seeded.apiKey;
   }

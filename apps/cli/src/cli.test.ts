@@ -52,7 +52,7 @@ async function counts() {
 
 describe('seed', () => {
   it('creates the demo firm once; a second run mints nothing, --new-key a fresh key', async () => {
-    const first = await cli('seed', '--json');
+    const first = await cli('seed', '--empty', '--json');
     expect(first.code).toBe(0);
     const seeded = JSON.parse(first.out);
     expect(seeded).toMatchObject({
@@ -62,6 +62,12 @@ describe('seed', () => {
       user: { email: expect.any(String), password: expect.any(String) },
     });
     expect(seeded.organizations).toHaveLength(2);
+    // --empty: the books stay empty.
+    expect(seeded.history).toEqual({});
+    const entries = (await database.db.execute(sql`select 1 from journal_entries limit 1`)) as unknown as {
+      rows: unknown[];
+    };
+    expect(entries.rows).toEqual([]);
     const after1 = await counts();
     expect(after1).toMatchObject({ firms: 1, users: 1, organizations: 2, apiKeys: 1 });
 
@@ -569,7 +575,9 @@ describe('the real command', () => {
   it('reads the password from standard input', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'cli-stdin-'));
     try {
-      const seeded = JSON.parse((await exec({ DATABASE_URL: '', DATA_DIR: dataDir }, 'seed', '--json')).stdout);
+      const seeded = JSON.parse(
+        (await exec({ DATABASE_URL: '', DATA_DIR: dataDir }, 'seed', '--empty', '--json')).stdout,
+      );
       const child = execFile(
         process.execPath,
         ['--import', 'tsx', bin, 'user', 'create', '--firm', seeded.firmId, '--email', 'kim@demo.test'],
@@ -616,6 +624,10 @@ describe('the real command', () => {
       const parsed = JSON.parse(stdout);
       expect(parsed.apiKey).toMatch(/^dk_live_/);
       expect(parsed.organizations.map((o: { name: string }) => o.name)).toHaveLength(2);
+      // Without --empty each company gets its year of books.
+      for (const org of parsed.organizations as { id: string }[]) {
+        expect(parsed.history[org.id]).toMatchObject({ invoices: 48, bills: 24, reconciliations: 11 });
+      }
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }

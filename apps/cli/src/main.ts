@@ -282,14 +282,18 @@ const COMMANDS: Command[] = [
   },
   {
     name: ['seed'],
-    options: { ...json, 'new-key': { type: 'boolean' } },
-    synopsis: '[--new-key] [--json]',
+    options: { ...json, 'new-key': { type: 'boolean' }, empty: { type: 'boolean' } },
+    synopsis: '[--new-key] [--empty] [--json]',
     summary: 'create the demo firm once; a second run changes nothing',
     help:
       'Migrates, then creates the demo firm (an owner, two client companies with a standard chart, an API key)\n' +
-      'when it does not exist. On a seeded database it mints nothing unless --new-key asks for a fresh demo key.\n' +
-      '--json prints {created, firmId, apiKey, apiKeyId, organizations, user}; apiKey and apiKeyId are null when\n' +
-      'no key was minted, user.password when the owner already existed.',
+      'when it does not exist, each company with twelve months of books ending last month (invoices, bills,\n' +
+      'payroll, rent, a loan, depreciation, sales tax, a reconciled bank feed with last month left to review);\n' +
+      '--empty leaves the books empty. On a seeded database it mints nothing unless --new-key asks for a fresh\n' +
+      'demo key.\n' +
+      '--json prints {created, firmId, apiKey, apiKeyId, organizations, user, history}; apiKey and apiKeyId are\n' +
+      'null when no key was minted, user.password when the owner already existed; history (the dates and counts\n' +
+      'of each company, by company id) only on the run that created the firm.',
     async run({ values, database, print }) {
       await database.migrate();
       const [existing] = await database.db.select({ id: firms.id }).from(firms).where(eq(firms.slug, DEMO_FIRM_SLUG));
@@ -316,13 +320,16 @@ const COMMANDS: Command[] = [
         );
         return 0;
       }
-      const result = await seedDemo(database.db);
+      const result = await seedDemo(database.db, { history: !values.empty });
       print(
         result,
         [
           result.created ? 'seeded the demo firm' : 'the demo firm exists; issued a new API key',
           `firm:     ${result.firmId}`,
-          ...result.organizations.map((o) => `company:  ${o.id}  ${o.name}`),
+          ...result.organizations.map((o) => {
+            const h = result.history[o.id];
+            return `company:  ${o.id}  ${o.name}${h ? `  (books ${h.startDate} to ${h.endDate})` : ''}`;
+          }),
           `owner:    ${result.user.email}${result.user.password ? `  password: ${result.user.password}` : ''}`,
           `API key:  ${result.apiKey}  (shown once)`,
         ].join('\n'),

@@ -1,1 +1,3 @@
+export * from './history';
+export * from './random';
 export * from './seed';

@@ -4,6 +4,7 @@ import { acctClients, accounts, type Db, firms, organizations, users } from '@fi
 import { createApiKey, generatePassword, hashPassword } from '@firm/identity';
 import { createCompany, createScheduledEntry } from '@firm/ledger';
 import { asc, eq } from 'drizzle-orm';
+import { DEMO_PROFILES, type HistorySummary, seedHistory } from './history';
 
 export const DEMO_FIRM_SLUG = 'demo';
 export const DEMO_OWNER_EMAIL = 'owner@demo-firm.test';
@@ -18,17 +19,30 @@ export interface SeedResult {
   organizations: { id: string; name: string }[];
   /** The password is only known on the run that created the user. */
   user: { email: string; password: string | null };
+  /** Each company's year of history, by organization id; empty unless this run created the firm with history. */
+  history: Record<string, HistorySummary>;
+}
+
+export interface SeedOptions {
+  password?: string;
+  bankTokenKeys?: TokenKeys;
+  /** The clock the demo is seeded against: history ends with the month before this one. Default: now. */
+  now?: Date;
+  /**
+   * Twelve months of books for each company, ending last month (see history.ts). Default false, so that tests
+   * start from empty books; `npm start` and `cli seed` ask for it.
+   */
+  history?: boolean;
 }
 
 /**
  * Seeds a demo firm: an owner, two client organizations with a standard chart, open to agents (read and write
- * through the agent gateway), and an API key.
+ * through the agent gateway), and an API key; with `history`, a year of books for each company, written in the same
+ * transaction as the firm, so a demo firm has either all of its history or none.
  * Idempotent: on a seeded database it only issues a fresh API key (keys are shown once).
  */
-export async function seedDemo(
-  db: Db,
-  options: { password?: string; bankTokenKeys?: TokenKeys } = {},
-): Promise<SeedResult> {
+export async function seedDemo(db: Db, options: SeedOptions = {}): Promise<SeedResult> {
+  const now = options.now ?? new Date();
   const seeded = await db.transaction(async (tx) => {
     const [inserted] = await tx
       .insert(firms)
@@ -38,6 +52,7 @@ export async function seedDemo(
     let password: string | null = null;
     let firmId: string;
     let ownerId: string | null = null;
+    const history: Record<string, HistorySummary> = {};
     if (inserted) {
       firmId = inserted.id;
       password = options.password ?? generatePassword();
@@ -53,7 +68,11 @@ export async function seedDemo(
         .returning({ id: users.id });
       ownerId = owner?.id ?? null;
       const ctx = { firmId, actor: { kind: 'system', id: 'demo-seed' } };
-      for (const name of DEMO_ORGANIZATIONS) await createCompany(tx, ctx, { name, chartTemplate: 'standard' });
+      for (const name of DEMO_ORGANIZATIONS) {
+        const company = await createCompany(tx, ctx, { name, chartTemplate: 'standard' });
+        const profile = DEMO_PROFILES[name];
+        if (options.history && profile) history[company.id] = await seedHistory(tx, firmId, company.id, profile, now);
+      }
       // The demo firm opens its clients to agents, so the agent gateway has books to show on a fresh clone.
       await tx.update(acctClients).set({ agentAccess: 'read_write' }).where(eq(acctClients.firmId, firmId));
     } else {
@@ -79,23 +98,23 @@ export async function seedDemo(
       apiKeyId: record.id,
       organizations: orgs,
       user: { email: DEMO_OWNER_EMAIL, password },
+      history,
     };
   });
   const first = seeded.organizations.find((o) => o.name === DEMO_ORGANIZATIONS[0]);
-  if (seeded.created && first) await seedScheduledEntry(db, seeded.firmId, first.id);
+  if (seeded.created && first) await seedScheduledEntry(db, seeded.firmId, first.id, now);
   if (seeded.created && first && options.bankTokenKeys)
-    await seedBankFeed(db, seeded.firmId, first.id, options.bankTokenKeys);
+    await seedBankFeed(db, seeded.firmId, first.id, options.bankTokenKeys, now);
   return seeded;
 }
 
 /** The first demo company's monthly rent, accrued to accounts payable on the 1st from next month on. */
-async function seedScheduledEntry(db: Db, firmId: string, organizationId: string): Promise<void> {
+async function seedScheduledEntry(db: Db, firmId: string, organizationId: string, today: Date): Promise<void> {
   const chart = await db
     .select({ id: accounts.id, code: accounts.code })
     .from(accounts)
     .where(eq(accounts.organizationId, organizationId));
   const id = (code: string) => chart.find((a) => a.code === code)?.id as string;
-  const today = new Date();
   const nextMonth = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
   await createScheduledEntry(db, { firmId, actor: { kind: 'system', id: 'demo-seed' } }, organizationId, {
     name: 'Office rent',
@@ -113,9 +132,8 @@ async function seedScheduledEntry(db: Db, firmId: string, organizationId: string
  * synced through the feed sync itself and waiting for review. The activity is the sandbox aggregator's, read in
  * process, so the seed needs no server running.
  */
-async function seedBankFeed(db: Db, firmId: string, organizationId: string, keys: TokenKeys): Promise<void> {
+async function seedBankFeed(db: Db, firmId: string, organizationId: string, keys: TokenKeys, now: Date): Promise<void> {
   const ctx = { firmId, actor: { kind: 'system', id: 'demo-seed' } };
-  const now = new Date();
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 10);
   const aggregator = new InProcessSandboxAggregator(start);
   const chart = await db
