@@ -27,6 +27,18 @@ function start(
   });
 }
 
+/** The text of every page of a PDF, read back with pdf.js. */
+async function pdfText(bytes: Buffer): Promise<string[]> {
+  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const doc = await pdfjs.getDocument({ data: new Uint8Array(bytes), useSystemFonts: true }).promise;
+  const pages: string[] = [];
+  for (let i = 1; i <= doc.numPages; i++) {
+    const content = await (await doc.getPage(i)).getTextContent();
+    pages.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
+  }
+  return pages;
+}
+
 describe('npm start on the embedded database', () => {
   it('migrates, seeds, serves with the printed key, and shuts down cleanly on SIGTERM', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'server-'));
@@ -38,7 +50,36 @@ describe('npm start on the embedded database', () => {
       expect(saved.apiKey).toBe(key);
       const res = await fetch(`${base}/api/v1/companies`, { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).toBe(200);
-      expect(((await res.json()) as { data: unknown[] }).data).toHaveLength(2);
+      const companies0 = ((await res.json()) as { data: { id: string; name: string }[] }).data;
+      expect(companies0).toHaveLength(2);
+
+      // The demo companies come with a year of books: the trial balance has figures, and so has the financial
+      // packet's PDF.
+      const org = companies0.find((c) => c.name === 'Northwind Bakery LLC')?.id as string;
+      const headers = { authorization: `Bearer ${key}`, 'x-organization-id': org };
+      const today = new Date();
+      const lastMonthEnd = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 0))
+        .toISOString()
+        .slice(0, 10);
+      const yearStart = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 12, 1))
+        .toISOString()
+        .slice(0, 10);
+      const tb = (await (
+        await fetch(`${base}/api/v1/reports/trial-balance?endDate=${lastMonthEnd}`, { headers })
+      ).json()) as { data: { totalDebitCents: number; totalCreditCents: number } };
+      expect(tb.data.totalDebitCents).toBeGreaterThan(0);
+      expect(tb.data.totalDebitCents).toBe(tb.data.totalCreditCents);
+      const packet = await fetch(
+        `${base}/api/v1/reports/export?report=financial-packet&format=pdf&startDate=${yearStart}&endDate=${lastMonthEnd}`,
+        { headers },
+      );
+      expect(packet.status).toBe(200);
+      expect(packet.headers.get('content-type')).toMatch(/application\/pdf/);
+      const text = (await pdfText(Buffer.from(await packet.arrayBuffer()))).join(' ');
+      const figures = text.match(/\(?\d{1,3}(?:,\d{3})*\.\d{2}\)?/g) ?? [];
+      expect(figures.length).toBeGreaterThan(20);
+      expect(figures.filter((f) => !/^\(?0\.00\)?$/.test(f)).length).toBeGreaterThan(20);
+      expect(text).toContain('Northwind Bakery LLC');
 
       // The agent audit trail needs no configuration: its key is made once in the data directory, outside the
       // database, and the CLI (run in this server) checks the chain and its anchor with it.

@@ -27,11 +27,17 @@ export interface TestApp {
 }
 
 /**
- * A built app on its own database, seeded with the demo firm. `prepare` runs before `ready()`,
- * for tests that add a route of their own.
+ * A built app on its own database, seeded with the demo firm, its books empty unless `history` asks for the demo's
+ * year of history (ending the month before `history.now`, default now). `prepare` runs before `ready()`, for tests
+ * that add a route of their own.
  */
 export async function createTestApp(
-  options: { config?: Partial<Config>; prepare?: (app: FastifyInstance) => void; aggregator?: Aggregator } = {},
+  options: {
+    config?: Partial<Config>;
+    prepare?: (app: FastifyInstance) => void;
+    aggregator?: Aggregator;
+    history?: boolean | { now: Date };
+  } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const app = await buildApp({
@@ -41,7 +47,12 @@ export async function createTestApp(
   });
   options.prepare?.(app);
   await app.ready();
-  const demo = await seedDemo(database.db, { password: DEMO_PASSWORD });
+  const history = options.history;
+  const demo = await seedDemo(database.db, {
+    password: DEMO_PASSWORD,
+    ...(history ? { history: true } : {}),
+    ...(typeof history === 'object' ? { now: history.now } : {}),
+  });
   // A served demo's events (its companies created) go out before anyone can subscribe to them, as the webhook
   // worker of a started server sends them: a test's subscriptions see only what the test does.
   while ((await dispatchOutbox(database.db, { now: new Date(), batchSize: 100 })) > 0);
