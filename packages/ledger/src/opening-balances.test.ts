@@ -1,7 +1,7 @@
 import { type DomainError, isDomainError } from '@firm/core';
-import { accounts, auditEvents, type Db, journalEntries, organizations } from '@firm/db';
+import { accounts, auditEvents, type Db, journalEntries, organizations, outboxEvents } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type OpeningBalancesInput,
@@ -9,6 +9,7 @@ import {
   parseOpeningBalancesCsv,
   postOpeningBalances,
 } from './opening-balances';
+import { presentAccount } from './accounts';
 import { trialBalance } from './reports';
 import { createLedgerFixture, type LedgerFixture, rollupMismatches } from './testing';
 
@@ -149,6 +150,18 @@ describe('posting opening balances', () => {
       .from(auditEvents)
       .where(and(eq(auditEvents.organizationId, f.orgId), eq(auditEvents.action, 'account.created')));
     expect(events).toHaveLength(5);
+    // Each created account goes out as the API shows it.
+    const petty = result.createdAccounts.find((a) => a.code === '1234');
+    const [sent] = await db
+      .select({ payload: outboxEvents.payload })
+      .from(outboxEvents)
+      .where(and(eq(outboxEvents.organizationId, f.orgId), sql`${outboxEvents.payload}->>'code' = '1234'`));
+    expect(sent?.payload).toEqual(petty && presentAccount(petty));
+    const [stored] = await db
+      .select()
+      .from(accounts)
+      .where(eq(accounts.id, petty?.id as string));
+    expect(stored && presentAccount(stored)).toEqual(petty && presentAccount(petty));
   });
 
   it('reports every bad row together and writes nothing', async () => {

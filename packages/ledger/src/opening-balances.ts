@@ -7,11 +7,12 @@ import {
   DEFAULT_SUBTYPE,
   DomainError,
   type ErrorDetail,
+  newId,
 } from '@firm/core';
-import { accounts, auditEvents, journalEntries, organizations, outboxEvents, rowsOf, type Tx } from '@firm/db';
+import { journalEntries, organizations, rowsOf, type Tx } from '@firm/db';
 import { and, eq, sql } from 'drizzle-orm';
 import { parse } from 'csv-parse/sync';
-import { type Account, presentAccount } from './accounts';
+import type { Account } from './accounts';
 import { companyArchived } from './companies';
 import { type LedgerContext, nowOf } from './context';
 import { addDays, checkDate } from './dates';
@@ -405,49 +406,66 @@ function judgeRows(
   return { judged, problems };
 }
 
-/** Inserts accounts in one statement per thousand, with their account.created events. */
+/**
+ * Inserts the accounts with their account.created events (the audit row, and the outbox row carrying the account as
+ * the API returns it) in one statement, whatever their number: the rows come as arrays.
+ */
 async function createAccounts(
   tx: Tx,
   ctx: LedgerContext,
   organizationId: string,
   list: NewAccount[],
 ): Promise<Account[]> {
-  const created: Account[] = [];
-  const at = nowOf(ctx);
-  for (let start = 0; start < list.length; start += 1000) {
-    const chunk = list.slice(start, start + 1000);
-    const rows = await tx
-      .insert(accounts)
-      .values(chunk.map((a) => ({ organizationId, ...a, createdAt: at, updatedAt: at })))
-      .returning();
-    const byCode = new Map(rows.map((r) => [r.code, r]));
-    const ordered = chunk.map((a) => byCode.get(a.code) as Account);
-    await tx.insert(auditEvents).values(
-      ordered.map((a) => ({
-        firmId: ctx.firmId,
-        organizationId,
-        actorKind: ctx.actor.kind,
-        actorId: ctx.actor.id,
-        action: 'account.created',
-        resourceType: 'account',
-        resourceId: a.id,
-        requestId: ctx.requestId ?? null,
-        data: { code: a.code, type: a.type },
-        createdAt: at,
-      })),
-    );
-    await tx.insert(outboxEvents).values(
-      ordered.map((a) => ({
-        firmId: ctx.firmId,
-        organizationId,
-        type: 'account.created',
-        payload: presentAccount(a),
-        createdAt: at,
-      })),
-    );
-    created.push(...ordered);
-  }
-  return created;
+  if (list.length === 0) return [];
+  const at = nowOf(ctx).toISOString();
+  const ids = list.map(() => newId());
+  const column = <K extends keyof NewAccount>(key: K) => sql.param(list.map((a) => a[key]));
+  const rows = rowsOf<{ id: string }>(
+    await tx.execute(sql`
+      with v as (
+        select * from unnest(${sql.param(ids)}::uuid[], ${column('code')}::text[], ${column('name')}::text[],
+                             ${column('type')}::text[], ${column('subtype')}::text[],
+                             ${sql.param(list.map(() => newId()))}::uuid[], ${sql.param(list.map(() => newId()))}::uuid[])
+          with ordinality as v(id, code, name, type, subtype, audit_id, outbox_id, n)
+      ),
+      created as (
+        insert into accounts (id, organization_id, code, name, type, subtype, created_at, updated_at)
+        select id, ${organizationId}::uuid, code, name, type::account_type, subtype::account_subtype, ${at}::timestamptz,
+               ${at}::timestamptz
+        from v order by n
+        returning id
+      ),
+      audit as (
+        insert into audit_events
+          (id, firm_id, organization_id, actor_kind, actor_id, action, resource_type, resource_id, request_id, data,
+           created_at)
+        select audit_id, ${ctx.firmId}::uuid, ${organizationId}::uuid, ${ctx.actor.kind}, ${ctx.actor.id},
+               'account.created', 'account', id::text, ${ctx.requestId ?? null}::text,
+               jsonb_build_object('code', code, 'type', type), ${at}::timestamptz
+        from v where exists (select 1 from created)
+      ),
+      outbox as (
+        insert into outbox_events (id, firm_id, organization_id, type, payload, created_at)
+        select outbox_id, ${ctx.firmId}::uuid, ${organizationId}::uuid, 'account.created',
+               jsonb_build_object('id', id, 'organizationId', ${organizationId}::uuid, 'code', code, 'name', name,
+                                  'type', type, 'subtype', subtype, 'description', null, 'archived', false,
+                                  'createdAt', ${at}::text, 'updatedAt', ${at}::text),
+               ${at}::timestamptz
+        from v where exists (select 1 from created)
+      )
+      select id from created`),
+  );
+  if (rows.length !== list.length) throw new Error('not every opening-balance account was created');
+  const when = new Date(at);
+  return list.map((a, i) => ({
+    id: ids[i] as string,
+    organizationId,
+    ...a,
+    description: null,
+    archived: false,
+    createdAt: when,
+    updatedAt: when,
+  }));
 }
 
 /** The first free code of 3050-3099, then 3000-3049, for a new opening balance equity account; null when none is. */
