@@ -225,6 +225,26 @@ describe('posting opening balances', () => {
     expect(await rollupMismatches(db, f.orgId)).toEqual([]);
   });
 
+  it('two openings at once for one company: one is posted, the other refused', async () => {
+    const f = await createLedgerFixture(db);
+    const rows = [
+      { accountCode: '1000', debit: '1' },
+      { accountCode: '3000', credit: '1' },
+    ];
+    const outcomes = await Promise.allSettled([
+      post(f, { date: '2026-01-01', rows }),
+      post(f, { date: '2026-01-02', rows }),
+    ]);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    const [refused] = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect((refused?.reason as DomainError).code).toBe('OPENING_BALANCES_EXIST');
+    const posted = await db
+      .select()
+      .from(journalEntries)
+      .where(and(eq(journalEntries.organizationId, f.orgId), eq(journalEntries.source, 'opening_balance')));
+    expect(posted).toHaveLength(1);
+  });
+
   it('closes the books through the day before, and refuses an archived company', async () => {
     const f = await createLedgerFixture(db);
     const result = await post(f, {
