@@ -10,6 +10,7 @@ import {
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { errorResponses, sendError } from '../../errors';
+import { bearerChallenge } from '../../origin';
 import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
 import { CompanyParams } from '../../schemas';
 import { ledgerContext } from '../context';
@@ -82,8 +83,15 @@ export const openingBalanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const input = inputOf(request);
+      // Closing the books is refused as a route that needs books:close refuses it.
       if (input.closeBooksBefore && !request.credential.scopes.has(BOOKS_CLOSE)) {
-        return sendError(reply, request, 'INSUFFICIENT_SCOPE', `closing the books needs the scope ${BOOKS_CLOSE}`, [
+        if (/^Bearer\s/i.test(request.headers.authorization ?? '')) {
+          reply.header(
+            'www-authenticate',
+            bearerChallenge(request, { error: 'insufficient_scope', scope: BOOKS_CLOSE }),
+          );
+        }
+        return sendError(reply, request, 'INSUFFICIENT_SCOPE', `this credential lacks the scope ${BOOKS_CLOSE}`, [
           { message: 'missing scope', scope: BOOKS_CLOSE },
         ]);
       }

@@ -272,8 +272,10 @@ describe('POST /companies/{companyId}/opening-balances', () => {
     const before = await counts(id);
     const refused = await postJson(id, payload, { authorization: `Bearer ${key}` });
     expect(refused.statusCode).toBe(403);
+    expect(refused.headers['www-authenticate']).toContain('scope="books:close"');
     expect(refused.json().error).toMatchObject({
       code: 'INSUFFICIENT_SCOPE',
+      message: 'this credential lacks the scope books:close',
       details: [{ message: 'missing scope', scope: 'books:close' }],
     });
     expect(await counts(id)).toEqual(before);
