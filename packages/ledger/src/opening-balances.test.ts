@@ -201,6 +201,55 @@ describe('posting opening balances', () => {
     expect(entries).toEqual([]);
   });
 
+  it('names the other reasons: ambiguous, archived, a long name, too many rows, no free equity code, a closed entry to replace', async () => {
+    const f = await createLedgerFixture(db);
+    await db.insert(accounts).values([
+      { organizationId: f.orgId, code: 'T1', name: 'Twin', type: 'asset', subtype: 'bank' },
+      { organizationId: f.orgId, code: 'T2', name: 'twin', type: 'asset', subtype: 'bank' },
+      { organizationId: f.orgId, code: 'OLD', name: 'Old', type: 'asset', subtype: 'bank', archived: true },
+    ]);
+    const refused = await refusal(
+      post(f, {
+        date: '2026-01-01',
+        createMissingAccounts: true,
+        rows: [
+          { accountName: 'TWIN', debit: '1' },
+          { accountCode: 'OLD', debit: '1' },
+          { accountCode: '1999', name: 'x'.repeat(201), debit: '1' },
+          { account: 'Nowhere', debit: '1' },
+        ],
+      }),
+    );
+    expect(refused.details?.map((d) => [d.row, d.column, d.reason])).toEqual([
+      [1, 'accountName', 'ambiguous_account'],
+      [2, 'accountCode', 'archived_account'],
+      [3, 'name', 'bad_name'],
+      [4, 'account', 'unknown_account'],
+    ]);
+    const many = await refusal(post(f, { date: '2026-01-01', rows: Array.from({ length: 10_001 }, () => ({})) }));
+    expect(many.details?.map((d) => d.reason)).toEqual(['too_many_rows']);
+
+    // Every code of 3000-3099 taken: the difference has nowhere to go.
+    const g = await createLedgerFixture(db);
+    await db.execute(sql`
+      insert into accounts (id, organization_id, code, name, type, subtype)
+      select gen_random_uuid(), ${g.orgId}::uuid, g::text, 'Equity ' || g, 'equity', 'equity' from generate_series(3000, 3099) g
+      on conflict do nothing`);
+    const full = await refusal(post(g, { date: '2026-01-01', rows: [{ accountCode: '1000', debit: '1' }] }));
+    expect(full.details?.map((d) => d.reason)).toEqual(['no_equity_code']);
+
+    // The opening entry to replace is in closed books: it cannot be voided.
+    const h = await createLedgerFixture(db);
+    const balanced = [
+      { accountCode: '1000', debit: '1' },
+      { accountCode: '3000', credit: '1' },
+    ];
+    await post(h, { date: '2026-01-01', rows: balanced });
+    await db.update(organizations).set({ booksClosedThrough: '2026-01-31' }).where(eq(organizations.id, h.orgId));
+    const closed = await refusal(post(h, { date: '2026-02-01', replace: true, rows: balanced }));
+    expect(closed.details?.map((d) => [d.column, d.reason])).toEqual([['replace', 'period_closed']]);
+  });
+
   it('a second opening is refused unless replace, which voids the first', async () => {
     const f = await createLedgerFixture(db);
     const rows = [
