@@ -76,6 +76,11 @@ describe('CSV', () => {
     expect(err?.details?.map((d) => d.column)).toEqual(['code', 'debit']);
   });
 
+  it('numbers rows by their line with CRLF line ends too', () => {
+    const parsed = parseOpeningBalancesCsv('code,debit,credit\r\n\r\n1000,5,\r\n2000,,5\r\n');
+    expect(parsed.rowNumbers).toEqual([3, 4]);
+  });
+
   it('a name column without a code finds the account by name', () => {
     const parsed = parseOpeningBalancesCsv('name,debit,credit\nBusiness Checking,5,\n');
     expect(parsed.rows[0]).toMatchObject({ accountName: 'Business Checking', debit: '5' });

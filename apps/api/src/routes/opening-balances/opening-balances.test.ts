@@ -314,6 +314,22 @@ describe('POST /companies/{companyId}/opening-balances', () => {
     expect(reused.statusCode).toBe(422);
     expect(reused.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
 
+    // A CSV request too: the same file and options replay, other options are another request.
+    const csvCompany = await newCompany();
+    const csvKey = randomUUID();
+    const file = 'code,debit,credit\n1000,7,\n3000,,7\n';
+    const once = await postCsv(csvCompany, file, '?date=2026-01-01', { 'idempotency-key': csvKey });
+    expect(once.statusCode).toBe(201);
+    const twice = await postCsv(csvCompany, file, '?date=2026-01-01', { 'idempotency-key': csvKey });
+    expect(twice.headers['idempotent-replayed']).toBe('true');
+    expect(twice.json()).toEqual(once.json());
+    const otherOptions = await postCsv(csvCompany, file, '?date=2026-01-01&replace=true', {
+      'idempotency-key': csvKey,
+    });
+    expect(otherOptions.statusCode).toBe(422);
+    expect(otherOptions.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await counts(csvCompany)).entries).toBe(1);
+
     const missing = await t.app.inject({ method: 'POST', url: openingUrl(id), headers: t.auth, payload });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().error.code).toBe('IDEMPOTENCY_KEY_REQUIRED');
