@@ -13,9 +13,9 @@ import {
   purgeExpiredIdempotencyKeys,
 } from '@firm/db';
 import { seedDemo } from '@firm/demo';
+import { hasFirms } from '@firm/identity';
 import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
-import { sql } from 'drizzle-orm';
 import { buildApp } from './app';
 import { bankFeedsOf, bankTokenKeysOf, type Config, ConfigError, loadConfig } from './config';
 
@@ -172,10 +172,7 @@ async function sandboxAggregatorFor(
  */
 async function demoCredentials(database: ReturnType<typeof openDatabase>, config: Config): Promise<string | null> {
   const file = join(config.DATA_DIR, 'demo-credentials.json');
-  const { rows } = (await database.db.execute(sql`select count(*)::int as n from firms`)) as unknown as {
-    rows: { n: number }[];
-  };
-  if ((rows[0]?.n ?? 0) === 0) {
+  if (!(await hasFirms(database.db))) {
     const keys = bankTokenKeysOf(config);
     const seeded = await seedDemo(database.db, { history: true, ...(keys ? { bankTokenKeys: keys } : {}) });
     await writeFile(file, `${JSON.stringify(seeded, null, 2)}\n`, { mode: 0o600 });

@@ -1,8 +1,14 @@
 import { DomainError } from '@firm/core';
 import { type Executor, firms } from '@firm/db';
-import { eq } from 'drizzle-orm';
+import { count, eq } from 'drizzle-orm';
 
 export type Firm = typeof firms.$inferSelect;
+
+/** Whether the database holds any firm yet (an empty one is seeded with the demo on the embedded database). */
+export async function hasFirms(db: Executor): Promise<boolean> {
+  const [row] = await db.select({ n: count() }).from(firms);
+  return (row?.n ?? 0) > 0;
+}
 
 /** A slug from a name: lower case, runs of anything but letters and digits as one dash. */
 export function slugOf(name: string): string {

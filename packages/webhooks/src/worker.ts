@@ -126,6 +126,16 @@ export async function dispatchOutbox(db: Db, options: { now: Date; batchSize: nu
 }
 
 /** A delivery leased to one worker for one attempt. */
+/** Seconds since the oldest event not yet fanned out to deliveries was written; 0 when none waits. */
+export async function outboxLagSeconds(db: Db): Promise<number> {
+  const [row] = rowsOf<{ lag: number | string | null }>(
+    await db.execute(
+      sql`select extract(epoch from now() - min(created_at))::float8 as lag from outbox_events where processed_at is null`,
+    ),
+  );
+  return Number(row?.lag ?? 0);
+}
+
 export interface ClaimedDelivery {
   id: string;
   subscriptionId: string;

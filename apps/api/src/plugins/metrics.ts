@@ -1,7 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
-import { rowsOf } from '@firm/db';
-import { sql } from 'drizzle-orm';
+import { outboxLagSeconds } from '@firm/webhooks';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -93,12 +92,7 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
     registers: [registry],
     async collect() {
       try {
-        const [row] = rowsOf<{ lag: number | string | null }>(
-          await database.db.execute(
-            sql`select extract(epoch from now() - min(created_at))::float8 as lag from outbox_events where processed_at is null`,
-          ),
-        );
-        this.set(Number(row?.lag ?? 0));
+        this.set(await outboxLagSeconds(database.db));
       } catch {
         // The database is unavailable: the gauge keeps its last value; the outage is reported elsewhere.
       }
