@@ -115,7 +115,7 @@ describe('npm start on the embedded database', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  }, 150_000);
+  }, 240_000);
 });
 
 describe('npm start in production', () => {
@@ -229,5 +229,5 @@ describe('one process owns the embedded data directory', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 240_000);
 });

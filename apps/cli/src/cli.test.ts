@@ -631,7 +631,7 @@ describe('the real command', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('bank-feed', () => {
