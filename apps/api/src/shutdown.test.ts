@@ -89,12 +89,12 @@ async function drainsOnSigterm(command: string, args: string[]) {
 describe('SIGTERM to the process that was started', () => {
   it('npm start (the quick start): finishes the request in flight and refuses new connections', async () => {
     await drainsOnSigterm('npm', ['start', '--silent']);
-  }, 90_000);
+  }, 180_000);
 
   it('node dist/server.js (the image): the same, on the compiled build', async () => {
     await promisify(execFile)(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root });
     await drainsOnSigterm(process.execPath, ['--enable-source-maps', join(root, 'dist', 'server.js')]);
-  }, 90_000);
+  }, 180_000);
 });
 
 describe('npm start’s sandbox bank', () => {
@@ -165,5 +165,5 @@ describe('npm start’s sandbox bank', () => {
       await exited;
       await rm(dataDir, { recursive: true, force: true });
     }
-  }, 90_000);
+  }, 180_000);
 });
