@@ -48,10 +48,12 @@ if (!training) {
 process.stdout.write(`account: 6950 Training ${training}\n`);
 
 const idempotencyKey = randomUUID();
+// Today: the demo's books are closed through the last fiscal year end, so an older date could be refused.
+const today = new Date().toISOString().slice(0, 10);
 const purchase = {
   params: { path: { companyId }, header: { 'idempotency-key': idempotencyKey } },
   body: {
-    date: '2026-05-01',
+    date: today,
     sourceAccountId: checking,
     amountCents: 45_000,
     categoryAccountId: training,
@@ -67,7 +69,7 @@ process.stdout.write(
 );
 
 const balance = await client.GET('/api/v1/companies/{companyId}/reports/trial-balance', {
-  params: { path: { companyId }, query: { endDate: '2026-12-31' } },
+  params: { path: { companyId }, query: { endDate: today } },
 });
 if (!balance.data) fail('reading the trial balance', balance.error);
 const row = balance.data.data.rows.find((r) => r.accountId === training);
