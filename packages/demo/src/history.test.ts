@@ -1,4 +1,4 @@
-import { listBankTransactions } from '@firm/banking';
+import { DEVELOPMENT_TOKEN_KEYS, listBankTransactions, parseTokenKeys } from '@firm/banking';
 import { type Db, rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { agingReport } from '@firm/documents';
@@ -186,4 +186,34 @@ describe('the demo without history', () => {
       await database.close();
     }
   });
+});
+
+describe('the demo with its sandbox bank feed', () => {
+  it('leaves the first company’s last month to the feed’s rows, so no bank row is there twice', async () => {
+    const database = await createTestDatabase();
+    try {
+      const withFeed = await seedDemo(database.db, {
+        history: true,
+        now: NOW,
+        bankTokenKeys: parseTokenKeys(DEVELOPMENT_TOKEN_KEYS),
+      });
+      const [company] = withFeed.organizations;
+      const rows = rowsOf<{ source: string; external_id: string; month: string; reconciled: boolean }>(
+        await database.db
+          .execute(sql`select t.source_type as source, t.external_id, to_char(t.txn_date, 'YYYY-MM') as month,
+            t.reconciliation_id is not null as reconciled
+          from bank_transactions t join bank_accounts b on b.id = t.bank_account_id
+          join accounts a on a.id = b.account_id
+          where t.organization_id = ${company?.id} and a.code = '1000'`),
+      );
+      const lastMonth = LAST_MONTH_END.slice(0, 7);
+      const ofLastMonth = rows.filter((r) => r.month === lastMonth);
+      expect(ofLastMonth.length).toBeGreaterThan(0);
+      // Last month's rows are the feed's only; the months before are the history's, reconciled.
+      expect(ofLastMonth.filter((r) => r.external_id.startsWith('demo-'))).toEqual([]);
+      expect(rows.filter((r) => r.month < lastMonth).every((r) => r.reconciled)).toBe(true);
+    } finally {
+      await database.close();
+    }
+  }, 120_000);
 });

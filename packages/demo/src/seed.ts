@@ -71,7 +71,11 @@ export async function seedDemo(db: Db, options: SeedOptions = {}): Promise<SeedR
       for (const name of DEMO_ORGANIZATIONS) {
         const company = await createCompany(tx, ctx, { name, chartTemplate: 'standard' });
         const profile = DEMO_PROFILES[name];
-        if (options.history && profile) history[company.id] = await seedHistory(tx, firmId, company.id, profile, now);
+        // The first company's register gets last month's rows from the sandbox feed seeded below, not twice.
+        const lastMonthFromFeed = name === DEMO_ORGANIZATIONS[0] && Boolean(options.bankTokenKeys);
+        if (options.history && profile) {
+          history[company.id] = await seedHistory(tx, firmId, company.id, profile, now, { lastMonthFromFeed });
+        }
       }
       // The demo firm opens its clients to agents, so the agent gateway has books to show on a fresh clone.
       await tx.update(acctClients).set({ agentAccess: 'read_write' }).where(eq(acctClients.firmId, firmId));
