@@ -37,6 +37,7 @@ import { entryRoutes } from './routes/entries/index';
 import { gatewayRoutes } from './routes/gateway/index';
 import { AGENT_BASE } from './routes/gateway/schemas';
 import { healthRoutes } from './routes/health/index';
+import { importRoutes } from './routes/imports/index';
 import { itemRoutes } from './routes/items/index';
 import { oauthRoutes } from './routes/oauth/index';
 import { oauthConnectionRoutes } from './routes/oauth/connections';
@@ -194,6 +195,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(qboRoutes);
       await v1.register(userRoutes);
       await v1.register(apiKeyRoutes);
+      await v1.register(importRoutes);
     },
     { prefix: '/api/v1' },
   );

@@ -103,6 +103,14 @@ const ConfigSchema = Type.Object({
   METRICS_HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   WEBHOOK_WORKER: Type.Boolean({ default: true }),
   SCHEDULED_ENTRIES_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
+  /** The largest file an import takes (POST .../imports), in bytes; larger is 413 PAYLOAD_TOO_LARGE. */
+  IMPORT_MAX_BYTES: Type.Integer({ default: 200 * 1024 * 1024, minimum: 1024 }),
+  /** Imports of at most this many journal rows are posted while the request waits; larger ones run in the background. */
+  IMPORT_INLINE_MAX_ROWS: Type.Integer({ default: 5000, minimum: 0 }),
+  /** Rows a background import posts per transaction. */
+  IMPORT_BATCH_ROWS: Type.Integer({ default: 5000, minimum: 1 }),
+  /** How often the background runner looks for queued imports, in seconds. */
+  IMPORT_RUNNER_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 2 }),
   /**
    * On Postgres, apply pending migrations before listening (under an advisory lock, so instances starting together
    * take turns). The embedded database is always migrated on start.

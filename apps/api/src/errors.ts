@@ -397,6 +397,14 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
     retryable: false,
     description: 'A key can only be given scopes its maker holds; details name the scopes the caller lacks.',
   },
+  IMPORT_INVALID: {
+    status: 422,
+    retryable: false,
+    description:
+      'Rows of the imported file are wrong; details list them (line, column, message), the first 1,000 of them, and ' +
+      'the message gives their number. With atomicity=file nothing of the file was written.',
+  },
+  IMPORT_NOT_FOUND: { status: 404, retryable: false, description: 'No such import in this company.' },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
   INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },

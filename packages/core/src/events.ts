@@ -62,6 +62,9 @@ export const EVENT_TYPES = {
   'reconciliation.opened': 'A reconciliation was opened for a bank account and statement.',
   'reconciliation.finished': 'A reconciliation was finished: the books agree with the statement.',
   'reconciliation.undone': 'The last finished reconciliation of a bank account was undone.',
+  'import.completed':
+    'An import of journal history or accounts finished: counts of rows, entries posted and rows refused (atomicity=entry).',
+  'import.failed': 'A background import stopped without posting the rest of its file; the import says why.',
   'webhook.test': 'A test ping sent on request to one subscription only; it cannot be subscribed to.',
 } as const;
 

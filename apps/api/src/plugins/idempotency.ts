@@ -227,7 +227,28 @@ export async function runIdempotent(
   reply: FastifyReply,
   work: IdempotentWork,
 ): Promise<FastifyReply> {
-  const k = keyOf(request);
+  return runUnderKey(request, reply, keyOf(request), work);
+}
+
+/**
+ * `runIdempotent` for a request whose body is a stream read by the handler (an imported file): the handler hashes
+ * what it read, and that hash stands for the body.
+ */
+export async function runIdempotentHashed(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  requestHash: string,
+  work: IdempotentWork,
+): Promise<FastifyReply> {
+  return runUnderKey(request, reply, { ...keyOf(request), requestHash }, work);
+}
+
+async function runUnderKey(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  k: KeyOf,
+  work: IdempotentWork,
+): Promise<FastifyReply> {
   const attempt = () =>
     request.server.database.db.transaction(async (tx) => {
       const found = await lockKey(tx, k);

@@ -37,6 +37,8 @@ export const entrySource = pgEnum('entry_source', [
   'vendor_credit',
   // Bank actions: categorize, split, a match's difference, a reconciliation adjustment (migrations/0007_banking.sql).
   'bank_transaction',
+  // History brought in from a file (migrations/0026_imports.sql).
+  'import',
   // A company's opening balances (migrations/0027_opening_balances.sql).
   'opening_balance',
 ]);
@@ -61,6 +63,8 @@ export const journalEntries = pgTable(
     /** Who wrote it: the credential kind and id (API key, token family, user). */
     createdByKind: text('created_by_kind').notNull(),
     createdById: text('created_by_id').notNull(),
+    /** The import that brought the entry in from a file; its reference is then unique in the company. */
+    importId: uuid('import_id'),
   },
   (t) => [
     unique('journal_entries_org_id_key').on(t.organizationId, t.id),

@@ -15,3 +15,4 @@ export * from './oauth';
 export * from './webhooks';
 export * from './scheduled';
 export * from './qbo';
+export * from './imports';
