@@ -10,15 +10,20 @@ export interface CsvRecord {
   values: string[];
 }
 
-/** The records of a CSV stream, parsed by csv-parse as they arrive (a BOM and blank lines are skipped). */
-export async function* csvRecords(input: Readable): AsyncGenerator<CsvRecord> {
+/**
+ * The records of a CSV stream, parsed by csv-parse as they arrive (a BOM and blank lines are skipped). The parser is
+ * attached at once, so an error of the stream before the first record is read still ends the records.
+ */
+export function csvRecords(input: Readable): AsyncGenerator<CsvRecord> {
   const parser = input.pipe(
     parse({ bom: true, skip_empty_lines: true, relax_column_count: true, info: true, trim: false }),
   );
   input.on('error', (err) => parser.destroy(err));
-  for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-    yield { line: item.info.lines, values: item.record };
-  }
+  return (async function* () {
+    for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      yield { line: item.info.lines, values: item.record };
+    }
+  })();
 }
 
 /** A CSV file that cannot be read as CSV at all (an unclosed quote): the line csv-parse stopped at. */

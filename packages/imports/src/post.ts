@@ -152,6 +152,20 @@ const contextOf = (row: Pick<ImportRow, 'firm_id' | 'created_by_kind' | 'created
   requestId: null,
 });
 
+/** The import that already brought this file into the company (same kind and SHA-256, not failed), if one did. */
+export async function earlierImportOf(
+  db: Executor,
+  received: Pick<ReceivedImport, 'id' | 'organizationId' | 'sha256' | 'options'>,
+): Promise<string | null> {
+  const [earlier] = rowsOf<{ id: string }>(
+    await db.execute(sql`select id from imports where organization_id = ${received.organizationId}
+      and kind = ${received.options.kind} and file_sha256 = ${received.sha256}
+      and status in ('queued', 'running', 'completed') and id <> ${received.id}
+      order by created_at limit 1`),
+  );
+  return earlier?.id ?? null;
+}
+
 /** What becomes of a received file: the import and the status the API answers with. */
 export interface Settled {
   /** 200: the file was imported before (nothing new); 201: imported now; 202: queued for the worker. */
@@ -176,15 +190,10 @@ export async function settleImport(
   await tx.execute(
     sql`select pg_advisory_xact_lock(hashtextextended(${`import|${organizationId}|${received.options.kind}|${received.sha256}`}, 0))`,
   );
-  const [earlier] = rowsOf<{ id: string }>(
-    await tx.execute(sql`select id from imports where organization_id = ${organizationId}
-      and kind = ${received.options.kind} and file_sha256 = ${received.sha256}
-      and status in ('queued', 'running', 'completed') and id <> ${id}
-      order by created_at limit 1`),
-  );
+  const earlier = await earlierImportOf(tx, received);
   if (earlier) {
     await tx.execute(sql`delete from imports where organization_id = ${organizationId} and id = ${id}`);
-    return { status: 200, import: await getImport(tx, organizationId, earlier.id) };
+    return { status: 200, import: await getImport(tx, organizationId, earlier) };
   }
   if (received.options.kind === 'journal' && received.goodRows > options.inlineMaxRows) {
     await tx.execute(sql`update imports set status = 'queued', updated_at = now()

@@ -125,18 +125,21 @@ async function insertStaged(db: Db, importId: string, organizationId: string, ro
                 ${col('amountCents')}::bigint[]) as v`);
 }
 
-/** The lines of a text stream, numbered from 1. */
-async function* numberedLines(input: Readable): AsyncGenerator<{ text: string; line: number }> {
+/** The items of an hledger journal stream, read a line at a time (the reader is attached at once). */
+function hledgerItems(input: Readable): AsyncGenerator<ParsedItem> {
   const reader = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-  let line = 0;
-  for await (const text of reader) yield { text, line: ++line };
-}
-
-async function* hledgerItems(input: Readable): AsyncGenerator<ParsedItem> {
-  const parser = new HledgerParser();
-  for await (const { text, line } of numberedLines(input))
-    yield* parser.push(line === 1 ? text.replace(/^\uFEFF/, '') : text, line);
-  yield* parser.end();
+  input.on('error', () => reader.close());
+  return (async function* () {
+    const parser = new HledgerParser();
+    let line = 0;
+    for await (const text of reader) {
+      line++;
+      yield* parser.push(line === 1 ? text.replace(/^\uFEFF/, '') : text, line);
+    }
+    // A stream that failed (too large, cut off) ends the lines early: that is its error, not the file's end.
+    if (input.errored) throw input.errored;
+    yield* parser.end();
+  })();
 }
 
 /**
@@ -182,6 +185,12 @@ async function read(
   options: ImportOptions,
   input: Readable,
 ): Promise<ReceivedImport> {
+  const chart = await ChartIndex.load(db, organizationId);
+  const existingCodes = new Set(
+    rowsOf<{ code: string }>(
+      await db.execute(sql`select code from accounts where organization_id = ${organizationId}`),
+    ).map((r) => r.code),
+  );
   const meter = new FileMeter(options.maxBytes);
   input.on('error', (err) => meter.destroy(err));
   // A client that goes away mid-file ends the read rather than leaving it waiting.
@@ -190,7 +199,6 @@ async function read(
       meter.destroy(new DomainError('VALIDATION_ERROR', 'the file ended before it was sent whole'));
   });
   const source = input.pipe(meter);
-  const chart = await ChartIndex.load(db, organizationId);
   const errors = new ErrorList();
   const result = {
     totalRows: 0,
@@ -202,7 +210,7 @@ async function read(
   };
   try {
     if (options.kind === 'accounts') {
-      await readAccounts(db, organizationId, csvRecords(source), errors, result);
+      await readAccounts(existingCodes, csvRecords(source), errors, result);
     } else {
       const items = options.format === 'csv' ? journalCsv(csvRecords(source)) : hledgerItems(source);
       let staged: StagedRow[] = [];
@@ -241,13 +249,17 @@ async function read(
   // Whatever the parser left unread still counts toward the file's size and hash.
   if (meter.readableFlowing !== true) meter.resume();
   await new Promise<void>((resolve, reject) => {
-    if (meter.writableFinished) resolve();
+    if (meter.errored) reject(meter.errored);
+    else if (meter.writableFinished) resolve();
     else {
       meter.once('finish', resolve);
       meter.once('error', reject);
     }
   });
   if (options.kind === 'journal') await checkReferences(db, id, organizationId, errors, result);
+  if (result.totalRows === 0 && errors.count === 0) {
+    errors.add({ line: 1, column: null, message: 'the file has no rows to import' });
+  }
   errors.trim();
   const sha256 = meter.digest();
   await db.execute(sql`
@@ -399,17 +411,11 @@ const ACCOUNT_CODE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,19}$/;
 
 /** A chart file's rows, checked: code format and uniqueness (in the file and the chart), name, type and subtype. */
 async function readAccounts(
-  db: Db,
-  organizationId: string,
+  existing: ReadonlySet<string>,
   records: ReturnType<typeof csvRecords>,
   errors: ErrorList,
   result: { totalRows: number; goodRows: number; failedRows: number; accounts: AccountToCreate[] },
 ): Promise<void> {
-  const existing = new Set(
-    rowsOf<{ code: string }>(
-      await db.execute(sql`select code from accounts where organization_id = ${organizationId}`),
-    ).map((r) => r.code),
-  );
   const seen = new Map<string, number>();
   const failedLines = new Set<number>();
   for await (const item of accountsCsv(records)) {

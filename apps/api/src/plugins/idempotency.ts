@@ -243,6 +243,23 @@ export async function runIdempotentHashed(
   return runUnderKey(request, reply, { ...keyOf(request), requestHash }, work);
 }
 
+/**
+ * For a keyed request refused before its work runs (a file with bad rows): the key's live record is replayed, or
+ * refuses this request as another one, so that the caller learns first that the key is taken. Null: the key is free.
+ */
+export async function replayHashed(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  requestHash: string,
+): Promise<FastifyReply | null> {
+  const k = { ...keyOf(request), requestHash };
+  const [stored] = rowsOf<StoredRecord>(
+    await request.server.database.db.execute(sql`select k.target, k.request_hash, k.response_status, k.response_body
+      from idempotency_keys k where ${k.same} and k.expires_at > now() ${k.first}`),
+  );
+  return stored ? send(reply, replayOf(k, stored)) : null;
+}
+
 async function runUnderKey(
   request: FastifyRequest,
   reply: FastifyReply,

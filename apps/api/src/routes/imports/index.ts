@@ -3,6 +3,7 @@ import { type FastifyPluginAsyncTypebox, TypeBoxValidatorCompiler } from '@fasti
 import { DomainError } from '@firm/core';
 import {
   discardImport,
+  earlierImportOf,
   getImport,
   invalidImport,
   listImports,
@@ -15,7 +16,12 @@ import type { Tx } from '@firm/db';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { errorResponses } from '../../errors';
-import { IDEMPOTENCY_HEADER, OptionalIdempotencyHeaders, runIdempotentHashed } from '../../plugins/idempotency';
+import {
+  IDEMPOTENCY_HEADER,
+  OptionalIdempotencyHeaders,
+  replayHashed,
+  runIdempotentHashed,
+} from '../../plugins/idempotency';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
 import { CompanyParams, ImportList, ImportListQuery, ImportOne, ImportParams, ImportQuery } from './schemas';
@@ -105,7 +111,13 @@ export const importRoutes: FastifyPluginAsyncTypebox = async (app) => {
         input,
       );
       try {
-        if (received.errorCount > 0 && (atomicity === 'file' || received.goodRows === 0)) {
+        // The same file again answers its first import, whatever its rows now say (their references are imported).
+        const refused = received.errorCount > 0 && (atomicity === 'file' || received.goodRows === 0);
+        const keyed = request.headers[IDEMPOTENCY_HEADER] !== undefined;
+        const requestHash = `import:${received.sha256}`;
+        if (refused && !(await earlierImportOf(db(), received))) {
+          const replayed = keyed ? await replayHashed(request, reply, requestHash) : null;
+          if (replayed) return replayed;
           throw invalidImport(received);
         }
         const work = async (tx: Tx) => {
@@ -118,8 +130,8 @@ export const importRoutes: FastifyPluginAsyncTypebox = async (app) => {
           const id = (body as { data?: { id?: string } })?.data?.id;
           if (id && status !== 200) reply.header('location', locationOf(organizationId, id));
         };
-        if (request.headers[IDEMPOTENCY_HEADER] !== undefined) {
-          return await runIdempotentHashed(request, reply, `import:${received.sha256}`, async (tx) => {
+        if (keyed) {
+          return await runIdempotentHashed(request, reply, requestHash, async (tx) => {
             const result = await work(tx);
             located(result.status, result.body);
             return result;
