@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runRequestedSyncs, SANDBOX_PLAID } from '@firm/banking';
+import { importWorkerId, startImportRunner } from '@firm/imports';
 import { startScheduledEntryRunner } from '@firm/ledger';
 import { type SandboxAggregatorServer, startSandboxAggregator } from '@firm/banking/sandbox/server';
 import { runCli } from '@firm/cli/main';
@@ -94,6 +95,17 @@ async function main() {
       },
     });
     app.addHook('preClose', async () => schedules.stop());
+    // Imports too large to post while their request waits, on the same terms (claimed with FOR UPDATE SKIP LOCKED).
+    const imports = startImportRunner(database.db, {
+      workerId: importWorkerId(),
+      batchRows: config.IMPORT_BATCH_ROWS,
+      intervalMs: config.IMPORT_RUNNER_INTERVAL_SECONDS * 1000,
+      onError: (err) =>
+        isConnectionLost(err)
+          ? app.databaseStatus.reportUnavailable(err)
+          : app.log.error({ err }, 'background imports round failed'),
+    });
+    app.addHook('preClose', async () => imports.stop());
   }
 
   // Bank feed syncs a verified webhook asked for start at once in the process that received it; this sweep takes

@@ -1,5 +1,6 @@
 import { PlaidAggregator, runRequestedSyncs } from '@firm/banking';
 import { DatabaseStatus, isConnectionLost, openDatabase } from '@firm/db';
+import { importWorkerId, startImportRunner } from '@firm/imports';
 import { startScheduledEntryRunner } from '@firm/ledger';
 import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
@@ -49,6 +50,17 @@ async function main() {
         : process.stderr.write(`scheduled journal entries round failed: ${(err as Error).stack}\n`),
   });
 
+  // Large imports, posted in batches; every worker runs them, each import claimed by one with FOR UPDATE SKIP LOCKED.
+  const imports = startImportRunner(database.db, {
+    workerId: importWorkerId(),
+    batchRows: config.IMPORT_BATCH_ROWS,
+    intervalMs: config.IMPORT_RUNNER_INTERVAL_SECONDS * 1000,
+    onError: (err) =>
+      isConnectionLost(err)
+        ? status.reportUnavailable(err)
+        : process.stderr.write(`background imports round failed: ${(err as Error).stack}\n`),
+  });
+
   // Bank feed syncs that aggregator webhooks requested, claimed with FOR UPDATE SKIP LOCKED beside other workers.
   const banking = bankFeedsOf(config);
   const aggregator = banking && new PlaidAggregator(banking);
@@ -68,6 +80,7 @@ async function main() {
     if (feeds) clearInterval(feeds);
     await worker.stop();
     await schedules.stop();
+    await imports.stop();
     status.stop();
     await database.close();
   });

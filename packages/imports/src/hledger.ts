@@ -137,8 +137,10 @@ export class HledgerParser {
     if (!cur) return null;
     this.current = null;
     const errors = cur.errors;
+    // A posting already refused says what is wrong; the rules of the whole would only repeat it.
+    const postingRefused = errors.some((e) => e.line !== cur.line);
     const elided = cur.postings.filter((p) => p.amountCents === null);
-    if (cur.postings.length < 2) {
+    if (cur.postings.length < 2 && !postingRefused) {
       errors.push({ line: cur.line, column: null, message: 'a transaction needs at least two postings' });
     }
     if (elided.length > 1) {
@@ -153,7 +155,7 @@ export class HledgerParser {
     const sum = cur.postings.reduce((s, p) => s + (p.amountCents ?? 0), 0);
     const first = elided[0];
     if (first && elided.length === 1) {
-      if (sum === 0) {
+      if (sum === 0 && !postingRefused) {
         errors.push({ line: first.line, column: 'amount', message: 'the amount left out would be zero' });
       }
       first.amountCents = -sum;

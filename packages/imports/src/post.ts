@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { decodeCursor, DomainError, isUuid, type Page, toPage } from '@firm/core';
 import { type Db, type Executor, pgErrorOf, rowsOf, type Tx } from '@firm/db';
 import { createAccount, type LedgerContext, ledgerErrorOf, recordEvent, rethrowLedgerError } from '@firm/ledger';
@@ -436,6 +438,9 @@ async function failImport(db: Db, ctx: LedgerContext, organizationId: string, id
 export async function purgeAbandonedImports(db: Executor): Promise<void> {
   await db.execute(sql`delete from imports where status = 'receiving' and created_at < now() - interval '1 hour'`);
 }
+
+/** A runner's name for the lease it holds: host, process and a random part. */
+export const importWorkerId = (): string => `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
 /** Runs queued imports in the background, one at a time per process, every `intervalMs` and until none is left. */
 export function startImportRunner(
