@@ -62,6 +62,7 @@ function settingsFromEnv(env = process.env): CliSettings {
 const io: Io = {
   out: (t) => process.stdout.write(`${t}\n`),
   err: (t) => process.stderr.write(`${t}\n`),
+  ...(process.stdout.isTTY ? { progress: process.stdout } : {}),
 };
 
 /**

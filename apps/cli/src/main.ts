@@ -1,8 +1,23 @@
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { SingleBar } from 'cli-progress';
 import { type Aggregator, connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
-import { isDomainError, isUuid } from '@firm/core';
+import { DomainError, isDomainError, isUuid } from '@firm/core';
+import {
+  DEFAULT_IMPORT_MAX_BYTES,
+  DEFAULT_INLINE_MAX_ROWS,
+  discardImport,
+  earlierImportOf,
+  getImport,
+  type ImportView,
+  importWorkerId,
+  invalidImport,
+  receiveImport,
+  runNextImport,
+  settleImport,
+} from '@firm/imports';
 import {
   type Database,
   firms,
@@ -55,6 +70,8 @@ export interface Io {
   err: (text: string) => void;
   /** Everything on standard input, for the commands that read a secret from it. */
   stdin?: () => Promise<string>;
+  /** A terminal to draw progress bars on (standard output when it is one); none: no bar. */
+  progress?: NodeJS.WriteStream;
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -507,6 +524,84 @@ const COMMANDS: Command[] = [
     },
   })),
   {
+    name: ['company', 'import'],
+    options: {
+      ...json,
+      company: { type: 'string' },
+      file: { type: 'string' },
+      kind: { type: 'string' },
+      format: { type: 'string' },
+      atomicity: { type: 'string' },
+    },
+    synopsis:
+      '--company ID --file PATH [--kind journal|accounts] [--format csv|hledger] [--atomicity file|entry] [--json]',
+    summary: 'import journal history or a chart of accounts into a company from a file',
+    help:
+      'As POST /api/v1/companies/{companyId}/imports, through the same code: the file is read as a stream and every\n' +
+      'row checked before anything is written; bad rows are listed (line, column, why) and, with --atomicity file\n' +
+      '(the default), nothing is written. A file of more than 5,000 rows is posted in batches with a progress bar\n' +
+      '(on a terminal). The same file again writes nothing and prints the import that brought it in.',
+    async run({ values, database, print, io }) {
+      const companyId = uuid(values.company, '--company');
+      if (typeof values.file !== 'string') throw new UsageError('company import needs --file PATH');
+      const kind = (values.kind ?? 'journal') as string;
+      const format = (values.format ?? 'csv') as string;
+      const atomicity = (values.atomicity ?? 'file') as string;
+      if (kind !== 'journal' && kind !== 'accounts') throw new UsageError('--kind: journal or accounts');
+      if (format !== 'csv' && format !== 'hledger') throw new UsageError('--format: csv or hledger');
+      if (kind === 'accounts' && format !== 'csv') throw new UsageError('--format: a chart of accounts is CSV');
+      if (atomicity !== 'file' && atomicity !== 'entry') throw new UsageError('--atomicity: file or entry');
+      const file = values.file;
+      const size = await stat(file).then(
+        (s) => s.size,
+        () => {
+          throw new CliError(`cannot read ${file}`);
+        },
+      );
+      if (size > DEFAULT_IMPORT_MAX_BYTES) {
+        throw new CliError(`${file} has ${size} bytes; an imported file may have at most ${DEFAULT_IMPORT_MAX_BYTES}`);
+      }
+      const firmId = await firmOfOrganization(database, companyId);
+      const [org] = await database.db
+        .select({ archivedAt: organizations.archivedAt })
+        .from(organizations)
+        .where(eq(organizations.id, companyId));
+      if (org?.archivedAt) throw new DomainError('COMPANY_ARCHIVED', 'the company is archived; unarchive it first');
+      const ctx = operator(firmId);
+      const received = await receiveImport(
+        database.db,
+        ctx,
+        companyId,
+        { kind, format, atomicity, maxBytes: DEFAULT_IMPORT_MAX_BYTES },
+        createReadStream(file),
+      );
+      let settled: Awaited<ReturnType<typeof settleImport>>;
+      try {
+        const refused = received.errorCount > 0 && (atomicity === 'file' || received.goodRows === 0);
+        // The same file again answers its first import, whatever its rows now say (their references are imported).
+        if (refused && !(await earlierImportOf(database.db, received))) {
+          const refusal = invalidImport(received);
+          const lines = received.errors.map((e) => `  line ${e.line}${e.column ? `, ${e.column}` : ''}: ${e.message}`);
+          print(
+            { error: { code: refusal.code, message: refusal.message, details: refusal.details } },
+            [`${refusal.code}: ${refusal.message}`, ...lines].join('\n'),
+          );
+          return 1;
+        }
+        settled = await database.db.transaction((tx) =>
+          settleImport(tx, ctx, received, { inlineMaxRows: DEFAULT_INLINE_MAX_ROWS }),
+        );
+      } finally {
+        await discardImport(database.db, companyId, received.id);
+      }
+      let done: ImportView = settled.import;
+      if (settled.status === 202) done = await follow(database, companyId, done, io.progress);
+      const { errors, ...shown } = await getImport(database.db, companyId, done.id);
+      print({ ...shown, errors }, [importLine(shown, settled.status === 200), ...errorLines(errors)].join('\n'));
+      return shown.status === 'failed' ? 1 : 0;
+    },
+  },
+  {
     name: ['user', 'create'],
     options: {
       ...json,
@@ -864,6 +959,55 @@ const COMMANDS: Command[] = [
     },
   },
 ];
+
+const importLine = (i: ImportView, again: boolean) =>
+  `import ${i.id}  ${i.kind} ${i.format}  ${i.status}` +
+  (again ? ' (this file was imported before; nothing new was written)' : '') +
+  `  rows ${i.doneRows}/${i.totalRows}` +
+  (i.failedRows > 0 ? `, ${i.failedRows} refused` : '') +
+  (i.kind === 'journal' ? `  entries ${i.entriesPosted}` : `  accounts ${i.accountsCreated}`) +
+  (i.errorSummary && i.status === 'failed' ? `\n${i.errorSummary}` : '');
+
+const errorLines = (errors: { line: number; column: string | null; message: string }[]) =>
+  errors.map((e) => `  line ${e.line}${e.column ? `, ${e.column}` : ''}: ${e.message}`);
+
+/**
+ * Posts a queued import here and now, batch by batch, or (when a server's runner has claimed it) waits for it, with
+ * a progress bar on a terminal. Returns the import as it ended.
+ */
+async function follow(
+  database: Database,
+  companyId: string,
+  queued: ImportView,
+  terminal: NodeJS.WriteStream | undefined,
+): Promise<ImportView> {
+  const bar = terminal
+    ? new SingleBar({
+        stream: terminal,
+        format: 'importing [{bar}] {percentage}% | {value}/{total} rows | {speed} rows/s | ETA {eta}s',
+        hideCursor: true,
+      })
+    : null;
+  bar?.start(queued.totalRows, queued.doneRows, { speed: 0 });
+  const started = Date.now();
+  const show = (doneRows: number) =>
+    bar?.update(doneRows, { speed: Math.round(doneRows / Math.max((Date.now() - started) / 1000, 0.001)) });
+  try {
+    const ran = await runNextImport(database.db, {
+      workerId: importWorkerId(),
+      importId: queued.id,
+      onBatch: (p) => show(p.doneRows),
+    });
+    for (;;) {
+      const now = await getImport(database.db, companyId, queued.id);
+      show(now.doneRows);
+      if (ran || now.status === 'completed' || now.status === 'failed') return now;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    bar?.stop();
+  }
+}
 
 /** One line per chain: where keyed protection begins, its head (to keep elsewhere) and its anchor. */
 function describeChain(c: ChainReport): string {

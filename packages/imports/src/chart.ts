@@ -44,9 +44,11 @@ export class ChartIndex {
   private find(name: string): { account: ChartAccount } | { error: string } {
     const byCode = this.byCode.get(name);
     if (byCode) return { account: byCode };
-    const candidates = [name, name.includes(':') ? (name.split(':').pop() as string) : null];
-    for (const candidate of candidates) {
+    const last = name.includes(':') ? (name.split(':').pop() as string).trim() : null;
+    for (const candidate of [name, last]) {
       if (candidate === null) continue;
+      const code = candidate === last ? this.byCode.get(candidate) : undefined;
+      if (code) return { account: code };
       const matches = this.byName.get(candidate.trim().toLowerCase()) ?? [];
       if (matches.length === 1) return { account: matches[0] as ChartAccount };
       if (matches.length > 1) {

@@ -125,8 +125,9 @@ export async function* journalCsv(records: AsyncIterable<CsvRecord>): AsyncGener
     entry.memo ??= value('memo') || null;
     entry.payeeName ??= value('contact') || null;
     entry.errors.push(...errors);
-    if (account !== '' && amount !== null) {
-      entry.lines.push({ line, account, amountCents: amount, description: value('lineMemo') || null });
+    // A line whose amount is wrong still has its account checked: every fault of a row is reported at once.
+    if (account !== '') {
+      entry.lines.push({ line, account, amountCents: amount ?? 0, description: value('lineMemo') || null });
     }
   }
   if (entry) yield { entry };

@@ -213,6 +213,7 @@ describe('the chart index', () => {
     expect(chart.resolve('6400')).toEqual({ id: 'a' });
     expect(chart.resolve('business checking')).toEqual({ id: 'b' });
     expect(chart.resolve('Expenses:Rent')).toEqual({ id: 'a' });
+    expect(chart.resolve('Assets:1000')).toEqual({ id: 'b' });
     expect(chart.resolve('Assets:Bank:Business Checking')).toEqual({ id: 'b' });
   });
   it('refuses an unknown, ambiguous or archived account', () => {

@@ -355,7 +355,13 @@ export interface ImportRunnerOptions {
  * (the books closed meanwhile, an account archived) fails the import: what was posted stays posted, the rest is not,
  * and import.failed says why. Returns the import's id, or null when there was nothing to do.
  */
-export async function runNextImport(db: Db, options: ImportRunnerOptions): Promise<string | null> {
+export async function runNextImport(
+  db: Db,
+  options: ImportRunnerOptions & {
+    /** Only this import (the CLI runs the one it queued), if it is free to claim. */
+    importId?: string;
+  },
+): Promise<string | null> {
   const leaseMs = options.leaseMs ?? 60_000;
   const batchRows = options.batchRows ?? 5000;
   const [claimed] = rowsOf<ImportRow>(
@@ -366,6 +372,7 @@ export async function runNextImport(db: Db, options: ImportRunnerOptions): Promi
       where i.id = (
         select id from imports
         where status in ('queued', 'running') and (locked_until is null or locked_until < now())
+          ${options.importId ? sql`and id = ${options.importId}` : sql``}
         order by created_at
         limit 1
         for update skip locked)

@@ -23,6 +23,11 @@ export interface ImportOptions {
   maxBytes: number;
 }
 
+/** IMPORT_MAX_BYTES unless configured: 200 MB. */
+export const DEFAULT_IMPORT_MAX_BYTES = 200 * 1024 * 1024;
+/** IMPORT_INLINE_MAX_ROWS unless configured. */
+export const DEFAULT_INLINE_MAX_ROWS = 5000;
+
 /** How many refused rows an import lists (its error_count counts them all). */
 export const MAX_LISTED_ERRORS = 1000;
 /** Staged rows are written this many at a time while the file is read. */
