@@ -1791,6 +1791,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/companies/{companyId}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Imports of a company
+         * @description Newest first, with their progress.
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getCompaniesByCompanyIdImports"];
+        put?: never;
+        /**
+         * Import journal history or a chart of accounts from a file
+         * @description The body is the file (Content-Type text/csv, text/plain or application/octet-stream), read as it arrives; at most IMPORT_MAX_BYTES (200 MB by default), else 413. Journal CSV: a header, then date, reference (consecutive rows with one reference are one entry), memo, account (code or name), debit, credit (decimal, at most 2 places), optional contact and line_memo. hledger: transactions `DATE [*|!] [(CODE)] description` with indented postings `account  $amount`, one of which may leave its amount out. Accounts CSV: code, name, type (blank: implied by the code), subtype, description.
+         *
+         *     Every row is checked before anything is written; bad rows (unbalanced entry, unknown account, closed period, repeated or already imported reference, bad number or date) are listed together in 422 IMPORT_INVALID (the first 1,000, and their number), and with atomicity=file nothing is written. With atomicity=entry the good entries are posted and the bad ones reported (failedRows). Up to IMPORT_INLINE_MAX_ROWS rows (5,000) are posted before the answer (201); larger files are queued (202 with Location) and posted in the background: follow them with GET .../imports/{importId}. The same file again (same kind and SHA-256, its import not failed) answers 200 with that import and writes nothing.
+         *
+         *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postCompaniesByCompanyIdImports"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/imports/{importId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An import and its progress
+         * @description Status, counts (totalRows, doneRows, failedRows), rowsPerSecond, startedAt, finishedAt, and the first 100 refused rows. Another company’s import is 404 IMPORT_NOT_FOUND.
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getCompaniesByCompanyIdImportsByImportId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/companies/{companyId}/invoices": {
         parameters: {
             query?: never;
@@ -5111,7 +5169,7 @@ export interface components {
              * @description Stable machine-readable code; see the x-error-codes table of this document.
              * @enum {unknown}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "OPENING_BALANCES_INVALID" | "OPENING_BALANCES_EXIST" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "OPENING_BALANCES_INVALID" | "OPENING_BALANCES_EXIST" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "IMPORT_INVALID" | "IMPORT_NOT_FOUND" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             details?: ({
                 field?: string;
                 message: string;
@@ -5635,6 +5693,90 @@ export interface components {
             /** Format: date-time */
             scannedAt: string;
         };
+        /** Import */
+        Import: {
+            accountsCreated: number;
+            /** @enum {unknown} */
+            atomicity: "file" | "entry";
+            /** Format: uuid */
+            companyId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Rows posted (journal) or accounts created so far. */
+            doneRows: number;
+            entriesPosted: number;
+            /** @description Every refused row; `errors` lists the first ones. */
+            errorCount: number;
+            errorSummary: string | null;
+            /** @description Rows refused (atomicity=entry: the rows of the refused entries). */
+            failedRows: number;
+            fileBytes: number;
+            fileSha256: string | null;
+            finishedAt: string | null;
+            /** @enum {unknown} */
+            format: "csv" | "hledger";
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            kind: "journal" | "accounts";
+            rowsPerSecond: number | null;
+            startedAt: string | null;
+            /**
+             * @description queued: waiting for the background runner; running: being posted (doneRows grows); completed; failed: stopped, errorSummary says why (what was posted before stays posted).
+             * @enum {unknown}
+             */
+            status: "queued" | "running" | "completed" | "failed";
+            totalEntries: number;
+            /** @description Data rows of the file (CSV records, hledger postings). */
+            totalRows: number;
+        };
+        /** ImportRowError */
+        ImportRowError: {
+            /** @description The column to blame, when one is. */
+            column: string | null;
+            /** @description Line of the file, 1 for the first. */
+            line: number;
+            message: string;
+        };
+        /** ImportWithErrors */
+        ImportWithErrors: {
+            accountsCreated: number;
+            /** @enum {unknown} */
+            atomicity: "file" | "entry";
+            /** Format: uuid */
+            companyId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Rows posted (journal) or accounts created so far. */
+            doneRows: number;
+            entriesPosted: number;
+            /** @description Every refused row; `errors` lists the first ones. */
+            errorCount: number;
+            /** @description The first 100 refused rows, in line order. */
+            errors: components["schemas"]["ImportRowError"][];
+            errorSummary: string | null;
+            /** @description Rows refused (atomicity=entry: the rows of the refused entries). */
+            failedRows: number;
+            fileBytes: number;
+            fileSha256: string | null;
+            finishedAt: string | null;
+            /** @enum {unknown} */
+            format: "csv" | "hledger";
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            kind: "journal" | "accounts";
+            rowsPerSecond: number | null;
+            startedAt: string | null;
+            /**
+             * @description queued: waiting for the background runner; running: being posted (doneRows grows); completed; failed: stopped, errorSummary says why (what was posted before stays posted).
+             * @enum {unknown}
+             */
+            status: "queued" | "running" | "completed" | "failed";
+            totalEntries: number;
+            /** @description Data rows of the file (CSV records, hledger postings). */
+            totalRows: number;
+        };
         /** Invitation */
         Invitation: {
             /** Format: date-time */
@@ -5707,7 +5849,7 @@ export interface components {
              * @description manual for drafts made through /entries, else the posting route or document that made it.
              * @enum {unknown}
              */
-            source: "manual" | "journal_entry" | "purchase" | "deposit" | "transfer" | "bill_payment" | "invoice" | "customer_payment" | "sales_receipt" | "credit_memo" | "refund_receipt" | "bill" | "vendor_credit" | "bank_transaction" | "opening_balance";
+            source: "manual" | "journal_entry" | "purchase" | "deposit" | "transfer" | "bill_payment" | "invoice" | "customer_payment" | "sales_receipt" | "credit_memo" | "refund_receipt" | "bill" | "vendor_credit" | "bank_transaction" | "import" | "opening_balance";
             /**
              * @description draft -> posted -> void. Drafts do not affect balances; void entries stay visible.
              * @enum {unknown}
@@ -5958,6 +6100,9 @@ export interface components {
             amountCents: number;
             /** Format: uuid */
             vendorCreditId: string;
+        };
+        PostCompaniesByCompanyIdImportsResponse: {
+            data: components["schemas"]["ImportWithErrors"];
         };
         PostCompaniesByCompanyIdJournalEntriesBodyLinesItem: {
             /** Format: uuid */
@@ -6473,7 +6618,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
+            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "webhook.test";
             /** Format: uuid */
             id: string;
             lastAttemptedAt: string | null;
@@ -6525,7 +6670,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
+            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "webhook.test";
             /** Format: uuid */
             id: string;
             lastAttemptedAt: string | null;
@@ -6553,7 +6698,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            type: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
+            type: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "webhook.test";
         };
         /** WebhookSubscription */
         WebhookSubscription: {
@@ -6564,7 +6709,7 @@ export interface components {
             /** @description Why the subscription is disabled: by its owner, after failing for 3 days, or on 410 Gone. */
             disabledReason: string | null;
             enabled: boolean;
-            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
+            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed")[];
             /** Format: uuid */
             id: string;
             /** @description Null: every organization of the firm. */
@@ -6584,7 +6729,7 @@ export interface components {
             /** @description Why the subscription is disabled: by its owner, after failing for 3 days, or on 410 Gone. */
             disabledReason: string | null;
             enabled: boolean;
-            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
+            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed")[];
             /** Format: uuid */
             id: string;
             /** @description Null: every organization of the firm. */
@@ -6887,6 +7032,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostCompaniesByCompanyIdImportsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostCompaniesByCompanyIdImportsResponse"];
             };
         };
         /** @description Default Response */
@@ -10311,6 +10465,114 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["GetInvoicesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdImports: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: components["parameters"]["QueryCursor"];
+                /** @description Page size, 1-1000. */
+                limit?: components["parameters"]["QueryLimit"];
+            };
+            header?: never;
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Import"][];
+                        /** @description Pass as cursor for the next page; null at the end. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdImports: {
+        parameters: {
+            query?: {
+                /** @description file: one bad row refuses the whole file (422 IMPORT_INVALID, nothing written). entry: the good entries (accounts) are imported and the bad ones reported. */
+                atomicity?: "file" | "entry";
+                /** @description csv, or the hledger / ledger-cli journal format. */
+                format?: "csv" | "hledger";
+                /** @description journal: entries (history); accounts: a chart of accounts (CSV only). */
+                kind?: "journal" | "accounts";
+            };
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        /** @description The file. */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "text/csv": string;
+                "text/plain": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["PostCompaniesByCompanyIdImportsResponse"];
+            201: components["responses"]["PostCompaniesByCompanyIdImportsResponse"];
+            202: components["responses"]["PostCompaniesByCompanyIdImportsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdImportsByImportId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+                /** @description Import id. */
+                importId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostCompaniesByCompanyIdImportsResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
@@ -13951,7 +14213,7 @@ export interface operations {
                     description?: string | null;
                     /** @default true */
                     enabled?: boolean;
-                    eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
+                    eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed")[];
                     /** @description The organizations whose events are sent; null for every organization of the firm. */
                     organizationIds?: string[] | null;
                     /** @description An https URL whose host resolves only to public addresses; no credentials, IP literals in dotted-decimal form only. */
@@ -14032,7 +14294,7 @@ export interface operations {
                     description?: string | null;
                     /** @description true re-enables a disabled subscription and clears its disabledReason. */
                     enabled?: boolean;
-                    eventTypes?: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone")[];
+                    eventTypes?: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed")[];
                     /** @description The organizations whose events are sent; null for every organization of the firm. */
                     organizationIds?: string[] | null;
                     /** @description An https URL whose host resolves only to public addresses; no credentials, IP literals in dotted-decimal form only. */
@@ -14059,7 +14321,7 @@ export interface operations {
                 /** @description The nextCursor of the previous page. */
                 cursor?: components["parameters"]["QueryCursor"];
                 /** @description An event type of the catalogue. */
-                eventType?: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "webhook.test";
+                eventType?: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "webhook.test";
                 /** @description Page size, 1-1000. */
                 limit?: components["parameters"]["QueryLimit"];
                 since?: components["parameters"]["QuerySince"];

@@ -101,8 +101,9 @@ describe('GET /api/openapi.json', () => {
 
   it('shares named component schemas by $ref and stays small', async () => {
     const text = JSON.stringify(doc);
-    // About 0.5 MB with every route so far; a document that stopped sharing shapes by $ref would be several times that.
-    expect(text.length).toBeLessThan(600_000);
+    // About 0.5 MB with every route so far. The bound catches schemas inlined where a $ref should be shared (each
+    // would cost tens of kilobytes), not the document growing a route at a time.
+    expect(text.length).toBeLessThan(650_000);
     const schemas = (doc as unknown as { components: { schemas: Record<string, unknown> } }).components.schemas;
     expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['Error', 'ErrorBody', 'Account', 'JournalEntry']));
     // Every reference resolves.
