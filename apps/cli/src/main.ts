@@ -568,13 +568,27 @@ const COMMANDS: Command[] = [
         .where(eq(organizations.id, companyId));
       if (org?.archivedAt) throw new DomainError('COMPANY_ARCHIVED', 'the company is archived; unarchive it first');
       const ctx = operator(firmId);
+      const reading = io.progress
+        ? new SingleBar({
+            stream: io.progress,
+            format: 'checking  [{bar}] {percentage}% | {value}/{total} bytes',
+            hideCursor: true,
+          })
+        : null;
+      reading?.start(size, 0);
       const received = await receiveImport(
         database.db,
         ctx,
         companyId,
-        { kind, format, atomicity, maxBytes: DEFAULT_IMPORT_MAX_BYTES },
+        {
+          kind,
+          format,
+          atomicity,
+          maxBytes: DEFAULT_IMPORT_MAX_BYTES,
+          onRead: (bytes) => reading?.update(bytes),
+        },
         createReadStream(file),
-      );
+      ).finally(() => reading?.stop());
       let settled: Awaited<ReturnType<typeof settleImport>>;
       try {
         const refused = received.errorCount > 0 && (atomicity === 'file' || received.goodRows === 0);

@@ -21,6 +21,8 @@ export interface ImportOptions {
   atomicity: ImportAtomicity;
   /** Larger files are refused (PAYLOAD_TOO_LARGE) as soon as they pass it. */
   maxBytes: number;
+  /** Told how many bytes of the file have been read, now and then while it is read and checked. */
+  onRead?: (bytes: number) => void;
 }
 
 /** IMPORT_MAX_BYTES unless configured: 200 MB. */
@@ -241,6 +243,7 @@ async function read(
         if (staged.length >= STAGE_BATCH) {
           await insertStaged(db, id, organizationId, staged);
           staged = [];
+          options.onRead?.(meter.bytes);
         }
       }
       await insertStaged(db, id, organizationId, staged);
@@ -261,6 +264,7 @@ async function read(
       meter.once('error', reject);
     }
   });
+  options.onRead?.(meter.bytes);
   if (options.kind === 'journal') await checkReferences(db, id, organizationId, errors, result);
   if (result.totalRows === 0 && errors.count === 0) {
     errors.add({ line: 1, column: null, message: 'the file has no rows to import' });
