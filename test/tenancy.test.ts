@@ -48,6 +48,26 @@ const ACROSS_ORGANIZATIONS: { file: string; statement: string; why: string }[] =
     why: 'the purge removes expired idempotency records of every organization',
   },
   {
+    file: 'packages/webhooks/src/worker.ts',
+    statement: 'from outbox_events where processed_at is null',
+    why: 'the outbox lag metric is the whole service’s',
+  },
+  {
+    file: 'packages/imports/src/post.ts',
+    statement: 'select entry_no from import_rows where import_id',
+    why: 'the staged rows of an import the runner claimed, read by its id',
+  },
+  {
+    file: 'packages/imports/src/post.ts',
+    statement: "update imports i set status = 'running'",
+    why: 'the import runner claims queued imports of every organization',
+  },
+  {
+    file: 'packages/imports/src/post.ts',
+    statement: "delete from imports where status = 'receiving'",
+    why: 'the purge drops abandoned uploads of every organization',
+  },
+  {
     file: 'packages/qbo/src/tokens.ts',
     statement: 'from qbo_connections where access_token not like',
     why: 'resealing tokens under the current key reaches every connection',

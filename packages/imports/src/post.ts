@@ -232,7 +232,7 @@ async function finishImport(
   organizationId: string,
   id: string,
 ): Promise<ImportView & { errors: RowError[] }> {
-  await tx.execute(sql`delete from import_rows where import_id = ${id}`);
+  await tx.execute(sql`delete from import_rows where organization_id = ${organizationId} and import_id = ${id}`);
   await tx.execute(sql`update imports set status = 'completed', finished_at = clock_timestamp(), updated_at = now(),
       locked_by = null, locked_until = null
     where organization_id = ${organizationId} and id = ${id}`);
@@ -423,7 +423,7 @@ class LeaseLost extends Error {}
 /** Marks an import failed with the reason and records import.failed; staged rows not posted are dropped. */
 async function failImport(db: Db, ctx: LedgerContext, organizationId: string, id: string, err: DomainError) {
   await db.transaction(async (tx) => {
-    await tx.execute(sql`delete from import_rows where import_id = ${id}`);
+    await tx.execute(sql`delete from import_rows where organization_id = ${organizationId} and import_id = ${id}`);
     await tx.execute(sql`update imports set status = 'failed', error_summary = ${`${err.code}: ${err.message}`},
         finished_at = clock_timestamp(), updated_at = now(), locked_by = null, locked_until = null,
         failed_rows = total_rows - done_rows

@@ -412,7 +412,7 @@ async function checkReferences(
     result.goodEntries--;
     result.failedRows += r.rows;
   }
-  await db.execute(sql`delete from import_rows where import_id = ${id}
+  await db.execute(sql`delete from import_rows where organization_id = ${organizationId} and import_id = ${id}
     and entry_no = any(${sql.param(refused.map((r) => r.entry_no))}::int[])`);
 }
 
