@@ -261,18 +261,6 @@ export function pgErrorOf(err: unknown): PgErrorInfo | null {
   return null;
 }
 
-/**
- * Deletes idempotency records past their retention window (they are already ignored by lookups), so the
- * table holds about one window of postings. Run periodically by the server and on demand by the CLI.
- */
-export async function purgeExpiredIdempotencyKeys(db: Executor): Promise<number> {
-  const rows = rowsOf<{ n: number }>(
-    await db.execute(sql`with d as (delete from idempotency_keys where expires_at <= now() returning 1)
-      select count(*)::int as n from d`),
-  );
-  return rows[0]?.n ?? 0;
-}
-
 /** Socket errors that mean the database server cannot be reached (down, restarting, unresolvable, unreachable). */
 const UNREACHABLE = new Set([
   'ECONNREFUSED',

@@ -1,6 +1,24 @@
 import { type AccountType, DomainError, isUuid, newId } from '@firm/core';
-import { type Executor, journalEntries, preparedStatement, type Tx } from '@firm/db';
+import {
+  deleteExpiredRecord,
+  type Executor,
+  type IdempotencyKey,
+  type IdempotentOutcome,
+  idempotencyInProgress,
+  idempotencyLockKey,
+  isKeyTaken,
+  journalEntries,
+  keyIsFreeSql,
+  keyRecordSql,
+  liveRecordQuery,
+  preparedStatement,
+  replayIfUsed,
+  replayOf,
+  rowsOf,
+  type Tx,
+} from '@firm/db';
 import { and, eq, sql } from 'drizzle-orm';
+import { PgTransaction } from 'drizzle-orm/pg-core';
 import { type LedgerContext, nowOf } from './context';
 import { checkDate } from './dates';
 import { rethrowLedgerError } from './db-errors';
@@ -13,6 +31,7 @@ import {
   loadPostableAccounts,
   type PostableAccount,
   type PostingLine,
+  postableAccountsQuery,
 } from './lines';
 import { checkPostingAccounts, type PostingInput, postingLines, withCanonicalAccountIds } from './posting-inputs';
 
@@ -135,10 +154,11 @@ export function preparePosting(ctx: LedgerContext, organizationId: string, plan:
 }
 
 /**
- * The one posting path every posting route takes: builds the lines of the input, checks the accounts
- * (active accounts of this organization; transfers between balance-sheet accounts), the balance and, through
- * the database, the closed period; writes the entry as posted with its lines, the daily rollup, and the
- * audit and outbox events, all in the caller's transaction.
+ * The one posting path of every caller that posts in a transaction of its own (documents, payments, banking actions,
+ * the embedded platform): builds the lines of the input, checks the accounts (active accounts of this organization;
+ * transfers between balance-sheet accounts), the balance and, through the database, the closed period; writes the
+ * entry as posted with its lines, the daily rollup, and the audit and outbox events, all in the caller's transaction
+ * (see `postOnce`).
  */
 export async function postTransaction(
   tx: Tx,
@@ -146,44 +166,139 @@ export async function postTransaction(
   organizationId: string,
   input: PostingInput,
 ): Promise<PostingReceipt> {
-  const plan = planPosting(input);
-  const check = async () =>
-    checkPostingAccounts(plan.input, await loadPostableAccounts(tx, ctx.firmId, organizationId, plan.lines));
-  await check();
-  const posting = preparePosting(ctx, organizationId, plan);
-  const written = await writePosting(tx, ctx, posting);
-  if (!written) {
-    // An account was archived between the read and the write; reading again says which.
-    await check();
-    throw new DomainError('CONFLICT', 'an account changed while the entry was being posted; retry');
+  return (await postOnce(tx, ctx, organizationId, input)).receipt as PostingReceipt;
+}
+
+/** What `postOnce` answered: the response (stored under its key, or replayed) and, when it wrote, the receipt. */
+export interface PostOnceOutcome extends IdempotentOutcome {
+  /** The posting written, with its register rows' ids; null on a replay. */
+  receipt: PostingReceipt | null;
+}
+
+export interface PostOnceOptions {
+  /**
+   * With a key: the posting is written once per key. The key's record (holding the response) is written by the
+   * posting statement together with the entry; a live record is replayed instead (or refuses another request).
+   */
+  key?: IdempotencyKey;
+  /** The response body of a posting, stored under its key: the receipt by default. */
+  receiptOf?: (receipt: PostingReceipt) => object;
+  /**
+   * Reads the accounts before writing, so that a bad account is refused before any write is tried. The default
+   * without a key (callers in a transaction of their own); the posting routes' hot path leaves it to the posting
+   * statement, which checks the accounts itself, and reads them only when nothing was written.
+   */
+  checkFirst?: boolean;
+  /**
+   * What is thrown when nothing was written and neither the key's record nor the accounts say why: by default
+   * 409 IDEMPOTENCY_IN_PROGRESS with a key (another request holds it), CONFLICT without one.
+   */
+  busy?: () => DomainError;
+}
+
+const accountChanged = () => new DomainError('CONFLICT', 'an account changed while the entry was being posted; retry');
+
+/**
+ * Posts a posting input: plan (the date, the lines, the balance, without the database) -> check (the accounts) ->
+ * prepare (ids and timestamps) -> write (`writePosting`: one prepared statement) -> when nothing was written, one
+ * read says why. The one implementation of posting, for every caller: the posting routes, the scheduled-entry
+ * runner and, through `postTransaction`, every domain write that posts.
+ *
+ * On a pool (the posting routes), the statement is its own transaction: the hot path is one prepared statement and no
+ * explicit transaction. It writes the entry, its lines, events, rollup and (with `key`) the key's record, all or
+ * nothing, gated on the accounts being postable, on taking the key's advisory lock and on the key having no live
+ * record. A crash or a killed connection leaves all of it or none.
+ *
+ * When nothing was written, one read says why: the key's live record (replayed, or refused for another body), an
+ * account that cannot be posted to (422), or else `busy` (another request holding the key).
+ *
+ * The gate's snapshot is taken just before its lock, so a request that held the key and committed in between is
+ * not seen; its record then makes this insert fail on the primary key, nothing is written, and (on a pool) the call
+ * runs again and replays it. An expired record that the purge has not removed yet is deleted the same way before the
+ * retry.
+ */
+export async function postOnce(
+  db: Executor,
+  ctx: LedgerContext,
+  organizationId: string,
+  input: PostingInput,
+  options: PostOnceOptions = {},
+): Promise<PostOnceOutcome> {
+  const { key } = options;
+  const receiptOf = options.receiptOf ?? ((r: PostingReceipt) => r);
+  let plan: PostingPlan;
+  let posting: PreparedPosting;
+  try {
+    plan = planPosting(input);
+    posting = preparePosting(ctx, organizationId, plan);
+  } catch (err) {
+    // A key that already answered a request replays it, or refuses this body as another request: whatever is
+    // wrong with this body, the caller learns first that the key is taken.
+    if (!key || !(err instanceof DomainError)) throw err;
+    const replay = await replayIfUsed(db, key);
+    if (replay) return { ...replay, receipt: null };
+    throw err;
   }
-  return { ...posting.receipt, bankTransactionIds: written.bankTransactionIds };
+  const checkAccounts = async () =>
+    checkPostingAccounts(plan.input, await loadPostableAccounts(db, ctx.firmId, organizationId, plan.lines));
+  const busy = options.busy ?? (key ? idempotencyInProgress : accountChanged);
+  /** Why nothing was written: a replay, or a refusal thrown. */
+  const whyNotWritten = async (): Promise<PostOnceOutcome> => {
+    if (!key) {
+      // An account was archived between the read and the write; reading again says which.
+      await checkAccounts();
+      throw busy();
+    }
+    const [read] = rowsOf<{ stored: Parameters<typeof replayOf>[1] | null; accounts: PostableAccount[] }>(
+      await db.execute(sql`
+        select (select row_to_json(s) from (${liveRecordQuery(key)}) s) as stored,
+               (select coalesce(json_agg(a), '[]'::json)
+                from (${postableAccountsQuery(
+                  ctx.firmId,
+                  organizationId,
+                  plan.lines.map((l) => l.accountId),
+                )}) a)
+                 as accounts`),
+    );
+    if (read?.stored) return { ...replayOf(key, read.stored), receipt: null };
+    checkPlanAccounts(plan, read?.accounts ?? []);
+    throw busy();
+  };
+  if (options.checkFirst ?? !key) await checkAccounts();
+  if (!plan.lines.every((l) => isUuid(l.accountId))) return whyNotWritten();
+
+  // Only a statement that is its own transaction can run again after a failed insert of the key's record.
+  const canRetry = !(db instanceof PgTransaction);
+  for (let attempt = 0; ; attempt++) {
+    const body = receiptOf(posting.receipt);
+    try {
+      const written = await writePosting(db, ctx, posting, key && { ...key, response: { status: 201, body } });
+      if (!written) return await whyNotWritten();
+      // The register rows' ids join the receipt as the statement stored it for a replay.
+      const { bankTransactionIds } = written;
+      return {
+        replayed: false,
+        status: 201,
+        body: bankTransactionIds.length > 0 ? { ...body, bankTransactionIds } : body,
+        receipt: { ...posting.receipt, bankTransactionIds },
+      };
+    } catch (err) {
+      if (!key || !canRetry || !isKeyTaken(err) || attempt >= 2) throw err;
+      await deleteExpiredRecord(db, key);
+      posting = preparePosting(ctx, organizationId, plan);
+    }
+  }
 }
 
 /**
- * What a posting is written under when its route makes it idempotent: the key's record, stored by the posting
- * statement together with the entry, and the response that a retry with the key replays.
+ * What a posting is written under when it is idempotent: the key, and the response that a retry with the key
+ * replays, stored by the posting statement together with the entry.
  */
-export interface PostingKey {
-  firmId: string;
-  organizationId: string;
-  /** The key space the key is unique in (`api` for requests to the API). */
-  route: string;
-  key: string;
-  /** Method and path of the request, stored so that the key on another path is refused; null: none to compare. */
-  target?: string | null;
-  /**
-   * Where an earlier release stored this request's key (its route pattern): a live record there holds the key too.
-   */
-  formerRoute?: string | null;
-  requestHash: string;
-  retentionHours: number;
+export interface PostingKey extends IdempotencyKey {
   response: { status: number; body: unknown };
 }
 
-/** What a key's transaction-scoped advisory lock hashes: every writer under one key takes the same lock. */
-export const idempotencyLockKey = (k: Pick<PostingKey, 'firmId' | 'organizationId' | 'route' | 'key'>): string =>
-  `${k.firmId}|${k.organizationId}|${k.route}|${k.key}`;
+export { idempotencyLockKey };
 
 const p = sql.placeholder;
 const written = sql`exists (select 1 from new_entry)`;
@@ -205,12 +320,7 @@ const postingStatement = preparedStatement<{ written: boolean; bank_transaction_
         and (${p('accountTypes')}::text[] is null or a.type::text = any(${p('accountTypes')}::text[]))
     ),
     gate as (
-      select ok and (${p('key')}::text is null or (
-        pg_try_advisory_xact_lock(hashtextextended(${p('lockKey')}::text, 0))
-        and not exists (
-          select 1 from idempotency_keys k
-          where k.firm_id = ${p('firmId')} and k.organization_id = ${p('organizationId')}
-            and k.route in (${p('route')}, ${p('formerRoute')}::text) and k.key = ${p('key')} and k.expires_at > now()))) as go
+      select ok and ${keyIsFreeSql} as go
       from accounts_ok
     ),
     new_entry as (
@@ -249,16 +359,12 @@ const postingStatement = preparedStatement<{ written: boolean; bank_transaction_
       from register
     ),
     key_record as (
-      insert into idempotency_keys
-        (firm_id, organization_id, route, key, target, request_hash, response_status, response_body, expires_at)
-      select ${p('firmId')}, ${p('organizationId')}, ${p('route')}, ${p('key')}, ${p('target')}::text, ${p('requestHash')},
-             ${p('responseStatus')},
-             ${p('responseBody')}::jsonb
-               || case when cardinality(r.ids) = 0 then '{}'::jsonb
-                       else jsonb_build_object('bankTransactionIds', to_jsonb(r.ids::text[])) end,
-             now() + make_interval(hours => ${p('retentionHours')}::int)
-      from registered r
-      where ${p('key')}::text is not null and ${written}
+      ${keyRecordSql(
+        sql`case when cardinality(r.ids) = 0 then '{}'::jsonb
+                 else jsonb_build_object('bankTransactionIds', to_jsonb(r.ids::text[])) end`,
+        sql`registered r`,
+        written,
+      )}
     ),
     rollup as (
       insert into account_daily_balances (organization_id, account_id, day, amount_cents)

@@ -12,7 +12,7 @@ import { type LedgerContext, nowOf } from './context';
 import { addDays, todayUtc } from './dates';
 import { loadPostableAccounts } from './lines';
 import { getBookSettings } from './periods';
-import { planPosting, preparePosting, writePosting } from './posting';
+import { planPosting, postOnce, preparePosting } from './posting';
 import { checkPostingAccounts, type PostingInput } from './posting-inputs';
 import {
   checkSchedule,
@@ -436,25 +436,20 @@ async function runOccurrence(tx: Db, t: Row, now: Date): Promise<'posted' | 'fai
   };
   try {
     await tx.transaction(async (sp) => {
-      const plan = planPosting(postingOf(t, entryDate));
-      const check = async () =>
-        checkPostingAccounts(plan.input, await loadPostableAccounts(sp, ctx.firmId, t.organizationId, plan.lines));
-      await check();
-      const posting = preparePosting(ctx, t.organizationId, plan);
-      const key = {
-        firmId: ctx.firmId,
-        organizationId: t.organizationId,
-        route: SCHEDULED_ROUTE,
-        key: `${t.id}:${occurrence}`,
-        requestHash: `${t.id}:${t.version}`,
-        retentionHours: 24 * 366 * 10,
-        response: { status: 201, body: { journalEntryId: posting.entry.id, occurrence } },
-      };
-      const written = await writePosting(sp, ctx, posting, key);
-      if (!written) {
-        await check();
-        throw new DomainError('CONFLICT', 'the occurrence is being posted by another worker');
-      }
+      const outcome = await postOnce(sp, ctx, t.organizationId, postingOf(t, entryDate), {
+        key: {
+          firmId: ctx.firmId,
+          organizationId: t.organizationId,
+          route: SCHEDULED_ROUTE,
+          key: `${t.id}:${occurrence}`,
+          requestHash: `${t.id}:${t.version}`,
+          retentionHours: 24 * 366 * 10,
+        },
+        receiptOf: (r) => ({ journalEntryId: r.journalEntryId, occurrence }),
+        checkFirst: true,
+        busy: () => new DomainError('CONFLICT', 'the occurrence is being posted by another worker'),
+      });
+      const journalEntryId = (outcome.body as { journalEntryId: string }).journalEntryId;
       await sp
         .insert(scheduledEntryRuns)
         .values({
@@ -463,13 +458,13 @@ async function runOccurrence(tx: Db, t: Row, now: Date): Promise<'posted' | 'fai
           occurrence,
           entryDate,
           status: 'posted',
-          journalEntryId: posting.entry.id,
+          journalEntryId,
         })
         .onConflictDoUpdate({
           target: [scheduledEntryRuns.scheduleId, scheduledEntryRuns.occurrence],
           set: {
             status: 'posted',
-            journalEntryId: posting.entry.id,
+            journalEntryId,
             entryDate,
             attempts: sql`${scheduledEntryRuns.attempts} + 1`,
             errorCode: null,
