@@ -18,6 +18,7 @@ import { errorsPlugin, frameworkError, MAX_PARAM_LENGTH, sendError } from './err
 import { type Authenticator, authPlugin } from './plugins/auth';
 import { exportSlotsPlugin } from './plugins/export-slots';
 import { qboPlugin } from './plugins/qbo';
+import { gatewayPlugin } from './plugins/gateway';
 import { agentLimitsPlugin } from './plugins/agent-limits';
 import { qboCallbackRoutes, qboRoutes } from './routes/qbo/index';
 import { metricsPlugin } from './plugins/metrics';
@@ -161,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(openapiPlugin, { origin: config.PUBLIC_ORIGIN });
   await app.register(metricsPlugin);
   await app.register(qboPlugin);
+  await app.register(gatewayPlugin);
   await app.register(agentLimitsPlugin);
 
   await app.register(healthRoutes);

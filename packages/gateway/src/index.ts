@@ -8,3 +8,4 @@ export * from './health';
 export * from './limits';
 export * from './audit-anchors';
 export * from './audit-keys';
+export * from './service';

@@ -1,0 +1,121 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { DomainError } from '@firm/core';
+import { type Client, COVERAGE, listClients, setAgentAccess } from '@firm/gateway';
+import { Type } from 'typebox';
+import { errorResponses } from '../../errors';
+import { DataOf } from '../../schemas';
+import { VERSION } from '../../version';
+import { requireFirmManager } from '../context';
+import { tags } from './hooks';
+import {
+  Client as ClientSchema,
+  ClientParams,
+  ClientPatch,
+  CoverageEntry as CoverageSchema,
+  StatusResponse,
+} from './schemas';
+
+export const CAPABILITIES = [
+  'clients',
+  'coverage',
+  'entities',
+  'transactions',
+  'audit-events',
+  'idempotency',
+  'dry-run',
+];
+
+export const presentClient = (c: Client) => ({
+  id: c.id,
+  name: c.name,
+  acctCompanyId: c.acctCompanyId,
+  platform: c.platform,
+  status: c.status,
+  lastSyncAt: c.lastSyncAt ? c.lastSyncAt.toISOString() : null,
+  agentAccess: c.agentAccess,
+});
+
+/** The gateway's status, the firm's clients open to agents, and what the gateway covers. */
+export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const db = () => app.database.db;
+
+  app.get(
+    '/status',
+    {
+      config: { scope: 'acct:clients:read', organization: 'none' },
+      schema: {
+        tags,
+        summary: 'Gateway status',
+        description: 'A bare object (no `data` envelope), as the spec defines it.',
+        response: { 200: StatusResponse },
+      },
+    },
+    async () => ({ ok: true, service: 'agent-gateway', version: VERSION, capabilities: CAPABILITIES }),
+  );
+
+  app.get(
+    '/acct/clients',
+    {
+      config: { scope: 'acct:clients:read', organization: 'none', audit: 'clients.list' },
+      schema: {
+        tags,
+        summary: "The firm's clients open to agents",
+        description: 'Every organization of the firm this credential may see whose agentAccess is not `none`.',
+        response: { 200: DataOf(Type.Array(ClientSchema)) },
+      },
+    },
+    async (request) => ({ data: (await listClients(db(), request.credential)).map(presentClient) }),
+  );
+
+  app.get(
+    '/acct/clients/:clientId',
+    {
+      config: { scope: 'acct:clients:read', organization: 'client', audit: 'clients.read' },
+      schema: { tags, summary: 'One client', params: ClientParams, response: { 200: DataOf(ClientSchema) } },
+    },
+    async (request) => ({ data: presentClient(request.client) }),
+  );
+
+  app.patch(
+    '/acct/clients/:clientId',
+    {
+      config: { scope: 'acct:clients:write', organization: 'none', audit: 'clients.update' },
+      schema: {
+        tags,
+        summary: 'Open or close a client to agents (set its agentAccess)',
+        description:
+          'For firm owners and admins, signed in or through an API key of the firm; an OAuth access token (an ' +
+          'agent) cannot change what agents may do: 403 FORBIDDEN. Reaches clients whose access is `none` too.',
+        params: ClientParams,
+        body: ClientPatch,
+        response: { 200: DataOf(ClientSchema), ...errorResponses(415) },
+      },
+    },
+    async (request) => {
+      if (request.credential.kind === 'oauth_token') {
+        throw new DomainError('FORBIDDEN', 'an agent cannot change agent access; a firm owner or admin does');
+      }
+      await requireFirmManager(request, 'change what agents may do');
+      const client = await db().transaction((tx) =>
+        setAgentAccess(tx, request.credential, request.params.clientId, request.body.agentAccess),
+      );
+      request.agentAudit.clientId = client.id;
+      return { data: presentClient(client) };
+    },
+  );
+
+  app.get(
+    '/acct/coverage',
+    {
+      config: { scope: 'acct:clients:read', organization: 'none' },
+      schema: {
+        tags,
+        summary: 'What the gateway covers',
+        description:
+          'One entry per entity: its operations and the scope each needs, its transaction type, its shortcut.',
+        response: { 200: DataOf(Type.Array(CoverageSchema)) },
+      },
+    },
+    async () => ({ data: COVERAGE.map((e) => ({ ...e, operations: [...e.operations], scopes: { ...e.scopes } })) }),
+  );
+};
