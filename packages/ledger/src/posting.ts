@@ -226,21 +226,31 @@ export async function postOnce(
 ): Promise<PostOnceOutcome> {
   const { key } = options;
   const receiptOf = options.receiptOf ?? ((r: PostingReceipt) => r);
-  let plan: PostingPlan;
-  let posting: PreparedPosting;
-  try {
-    plan = planPosting(input);
-    posting = preparePosting(ctx, organizationId, plan);
-  } catch (err) {
-    // A key that already answered a request replays it, or refuses this body as another request: whatever is
-    // wrong with this body, the caller learns first that the key is taken.
+  /**
+   * A bad body under a key that already answered a request: the key's response is replayed, or this body refused as
+   * another request. Whatever is wrong with the body, the caller learns first that the key is taken.
+   */
+  const replayOrThrow = async (err: unknown): Promise<PostOnceOutcome> => {
     if (!key || !(err instanceof DomainError)) throw err;
     const replay = await replayIfUsed(db, key);
     if (replay) return { ...replay, receipt: null };
     throw err;
+  };
+  let plan: PostingPlan;
+  try {
+    plan = planPosting(input);
+  } catch (err) {
+    return replayOrThrow(err);
   }
   const checkAccounts = async () =>
     checkPostingAccounts(plan.input, await loadPostableAccounts(db, ctx.firmId, organizationId, plan.lines));
+  if (options.checkFirst ?? !key) await checkAccounts();
+  let posting: PreparedPosting;
+  try {
+    posting = preparePosting(ctx, organizationId, plan);
+  } catch (err) {
+    return replayOrThrow(err);
+  }
   const busy = options.busy ?? (key ? idempotencyInProgress : accountChanged);
   /** Why nothing was written: a replay, or a refusal thrown. */
   const whyNotWritten = async (): Promise<PostOnceOutcome> => {
@@ -264,7 +274,6 @@ export async function postOnce(
     checkPlanAccounts(plan, read?.accounts ?? []);
     throw busy();
   };
-  if (options.checkFirst ?? !key) await checkAccounts();
   if (!plan.lines.every((l) => isUuid(l.accountId))) return whyNotWritten();
 
   // Only a statement that is its own transaction can run again after a failed insert of the key's record.
