@@ -43,9 +43,19 @@ const ACROSS_ORGANIZATIONS: { file: string; statement: string; why: string }[] =
     why: 'the delivery worker records deliveries it claimed, by id',
   },
   {
-    file: 'packages/db/src/connection.ts',
+    file: 'packages/db/src/idempotency.ts',
     statement: 'delete from idempotency_keys where expires_at <= now()',
     why: 'the purge removes expired idempotency records of every organization',
+  },
+  {
+    file: 'packages/db/src/idempotency.ts',
+    statement: 'where ${sameOf(k)}',
+    why: 'a key’s records, named by sameOf: its firm and organization (a firm-level key: its firm)',
+  },
+  {
+    file: 'packages/db/src/idempotency.ts',
+    statement: 'where l.locked and ${same}',
+    why: 'a key’s records, named by sameOf: its firm and organization (a firm-level key: its firm)',
   },
   {
     file: 'packages/webhooks/src/worker.ts',
