@@ -93,6 +93,60 @@ describe('a new firm, from nothing', () => {
     const expected = openingNet();
     expect(await trialBalance(harbor.id, asOwner, '2024-12-31')).toEqual(Object.fromEntries(expected));
 
+    // A year of history from the previous system's hledger journal: afterwards the trial balance is the opening
+    // balances plus what the file says, account by account.
+    const journal = yearJournal(expected);
+    const importFile = (body: string, query: string) =>
+      app.inject({
+        method: 'POST',
+        url: `/api/v1/companies/${harbor.id}/imports?${query}`,
+        headers: { ...asOwner, 'content-type': 'text/plain', 'idempotency-key': randomUUID() },
+        payload: body,
+      });
+    const imported = await importFile(journal, 'kind=journal&format=hledger');
+    expect(imported.statusCode, imported.body).toBe(201);
+    expect(imported.json().data).toMatchObject({ status: 'completed', entriesPosted: 60, failedRows: 0 });
+    const afterImport = await trialBalance(harbor.id, asOwner, '2025-12-31');
+    expect(afterImport).toEqual(Object.fromEntries([...expected].filter(([, cents]) => cents !== 0)));
+    // The same file again posts nothing new.
+    const again = await importFile(journal, 'kind=journal&format=hledger');
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json().data.id).toBe(imported.json().data.id);
+
+    // A CSV with an unbalanced entry, an unknown account, a date in the closed books and a reference the journal
+    // already brought in is refused whole, every bad row named, and nothing is written.
+    const bad = [
+      'date,reference,memo,account,debit,credit',
+      '2025-03-01,B-1,Unbalanced,1000,100.00,',
+      '2025-03-01,B-1,Unbalanced,4000,,90.00',
+      '2025-03-02,B-2,Unknown account,9999,50.00,',
+      '2025-03-02,B-2,Unknown account,4000,,50.00',
+      '2024-06-01,B-3,In the closed books,1000,10.00,',
+      '2024-06-01,B-3,In the closed books,4000,,10.00',
+      '2025-03-04,S-2025-01,Already imported,1000,10.00,',
+      '2025-03-04,S-2025-01,Already imported,4000,,10.00',
+      '2025-03-05,B-5,Good on its own,1000,10.00,',
+      '2025-03-05,B-5,Good on its own,4000,,10.00',
+    ].join('\n');
+    const refused = await app.inject({
+      method: 'POST',
+      url: `/api/v1/companies/${harbor.id}/imports?kind=journal&format=csv`,
+      headers: { ...asOwner, 'content-type': 'text/csv', 'idempotency-key': randomUUID() },
+      payload: bad,
+    });
+    expect(refused.statusCode, refused.body).toBe(422);
+    expect(refused.json().error.code).toBe('IMPORT_INVALID');
+    const named = refused.json().error.details as { line: number; column: string; message: string }[];
+    expect(named.map((d) => [d.line, d.column])).toEqual([
+      [2, 'reference'],
+      [4, 'account'],
+      [6, 'date'],
+      [8, 'reference'],
+    ]);
+    expect(named[0]?.message).toMatch(/does not balance/);
+    expect(named[3]?.message).toMatch(/already imported/);
+    expect(await trialBalance(harbor.id, asOwner, '2025-12-31')).toEqual(afterImport);
+
     // A member limited to one company signs in with the link they were given.
     const invited = ok(
       await call(
@@ -146,6 +200,7 @@ const OPENING_CSV = [
 
 type Net = Map<string, number>;
 const add = (net: Net, code: string, cents: number) => net.set(code, (net.get(code) ?? 0) + cents);
+const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
 /** The opening balances as signed cents (debit positive) per account code. */
 function openingNet(): Net {
@@ -155,6 +210,52 @@ function openingNet(): Net {
     add(net, String(code), Math.round(Number(debit || 0) * 100) - Math.round(Number(credit || 0) * 100));
   }
   return net;
+}
+
+/**
+ * A year of history as an hledger journal, the way another system exports it: accounts by full name, by the last
+ * segment of a colon path or by code, one posting per transaction left for hledger to balance. `net` gets what each
+ * transaction does to each account.
+ */
+function yearJournal(net: Net): string {
+  const out: string[] = ['; exported from the previous bookkeeping system', ''];
+  const tx = (date: string, code: string, description: string, postings: [string, string, number | null][]) => {
+    out.push(`${date} * (${code}) ${description}`);
+    const known = postings.reduce((sum, [, , cents]) => sum + (cents ?? 0), 0);
+    for (const [account, accountCode, cents] of postings) {
+      const amount = cents ?? -known;
+      add(net, accountCode, amount);
+      out.push(cents === null ? `    ${account}` : `    ${account}    ${money(amount)}`);
+    }
+    out.push('');
+  };
+  for (let month = 1; month <= 12; month++) {
+    const mm = String(month).padStart(2, '0');
+    const sales = 1_200_000 + month * 25_000 + month * 37;
+    tx(`2025-${mm}-05`, `S-2025-${mm}`, 'Monthly sales deposit', [
+      ['Assets:Bank:Business Checking', '1000', sales],
+      ['Income:Sales', '4000', -sales],
+    ]);
+    tx(`2025-${mm}-01`, `R-2025-${mm}`, 'Rent', [
+      ['Expenses:Rent', '6400', 250_000],
+      ['1000', '1000', -250_000],
+    ]);
+    tx(`2025-${mm}-28`, `P-2025-${mm}`, 'Payroll', [
+      ['Payroll Expenses', '6900', 600_000 + month * 1_100],
+      ['Assets:Bank:Business Checking', '1000', null],
+    ]);
+    const interest = 10_000 - month * 500;
+    tx(`2025-${mm}-15`, `L-2025-${mm}`, 'Loan payment', [
+      ['Liabilities:Loan Payable', '2700', 120_000 + month * 500],
+      ['Expenses:Interest Expense', '7000', interest],
+      ['1000', '1000', -(120_000 + month * 500 + interest)],
+    ]);
+    tx(`2025-${mm}-20`, `C-2025-${mm}`, 'Roasted beans on the card', [
+      ['Cost of Goods Sold', '5000', 310_045 + month * 13],
+      ['Liabilities:Business Credit Card', '2100', null],
+    ]);
+  }
+  return out.join('\n');
 }
 
 /** A trial balance's rows with a balance, as signed cents per account code. */
