@@ -6490,6 +6490,8 @@ export interface components {
         /** TransactionWriteResponse */
         TransactionWriteResponse: {
             acctCompanyId: string;
+            /** @description A payment through a bank or card account that holds a register (Payment, BillPayment): its row in that register, matched to it, as the partner API answers. */
+            bankTransactionIds?: string[];
             clientId: string;
             /** @description A record in the platform's shape: Id, SyncToken, MetaData, and its own fields. */
             data: {

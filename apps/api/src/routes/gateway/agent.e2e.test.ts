@@ -153,3 +153,61 @@ describe('an agent with an OAuth access token', () => {
     expect(broken.breaks[0]).toMatchObject({ id: edited.id, seq: edited.seq });
   });
 });
+
+describe('an agent paying a bill through a bank-linked account', () => {
+  it('gets the payment’s register row back, as the partner API’s bill payment does', async () => {
+    const register = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/bank-accounts',
+      headers: t.orgHeaders,
+      payload: { accountId: t.account('1000'), mask: '4321' },
+    });
+    expect(register.statusCode, register.body).toBe(201);
+    const c = `/acct/clients/${t.orgId}`;
+    const vendor = (await call('POST', `${c}/entities/Vendor`, { DisplayName: 'Paid By Agent' })).json().data;
+    const bill = await call('POST', `${c}/transactions`, {
+      entityType: 'bill',
+      payload: {
+        VendorRef: { value: vendor.Id },
+        TxnDate: '2026-06-03',
+        Line: [
+          {
+            Amount: 260,
+            DetailType: 'AccountBasedExpenseLineDetail',
+            AccountBasedExpenseLineDetail: { AccountRef: { value: t.account('6300') } },
+          },
+        ],
+      },
+    });
+    expect(bill.statusCode, bill.body).toBe(201);
+    const payment = {
+      entityType: 'bill-payment',
+      payload: {
+        VendorRef: { value: vendor.Id },
+        TxnDate: '2026-06-10',
+        PayType: 'Check',
+        CheckPayment: { BankAccountRef: { value: t.account('1000') } },
+        TotalAmt: 260,
+        Line: [{ Amount: 260, LinkedTxn: [{ TxnId: bill.json().data.transactionId, TxnType: 'Bill' }] }],
+      },
+    };
+    const dry = await t.app.inject({
+      method: 'POST',
+      url: `/agent/v1${c}/transactions?dryRun=true`,
+      headers: { ...agent, 'idempotency-key': 'e2e-dry-bill-payment' },
+      payload: payment,
+    });
+    expect(dry.statusCode, dry.body).toBe(200);
+    expect(dry.json().data.bankTransactionIds).toBeUndefined();
+    const paid = await call('POST', `${c}/transactions`, payment);
+    expect(paid.statusCode, paid.body).toBe(201);
+    const ids: string[] = paid.json().data.bankTransactionIds;
+    expect(ids).toHaveLength(1);
+    const row = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/bank-transactions/${ids[0]}`,
+      headers: t.orgHeaders,
+    });
+    expect(row.json().data).toMatchObject({ sourceType: 'posting', status: 'matched', amountCents: -26_000 });
+  });
+});

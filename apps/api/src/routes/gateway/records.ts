@@ -201,6 +201,7 @@ const TRANSACTIONS: RecordResource = {
       data: r.record,
       journal: r.journal,
       ...(dryRun ? { dryRun: true } : {}),
+      ...(!dryRun && r.bankTransactionIds?.length ? { bankTransactionIds: r.bankTransactionIds } : {}),
     },
   }),
   routes: [

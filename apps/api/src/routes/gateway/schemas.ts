@@ -233,6 +233,13 @@ export const TransactionWriteResponse = DataOf(
           { description: 'The journal lines the write posted (or, on a dry run, would post).' },
         ),
       ),
+      bankTransactionIds: Type.Optional(
+        Type.Array(Type.String(), {
+          description:
+            'A payment through a bank or card account that holds a register (Payment, BillPayment): its row in that ' +
+            'register, matched to it, as the partner API answers.',
+        }),
+      ),
     },
     { title: 'TransactionWriteResponse' },
   ),
