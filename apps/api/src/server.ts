@@ -1,23 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runRequestedSyncs, SANDBOX_PLAID } from '@firm/banking';
-import { importWorkerId, startImportRunner } from '@firm/imports';
-import { startScheduledEntryRunner } from '@firm/ledger';
+import { SANDBOX_PLAID } from '@firm/banking';
 import { type SandboxAggregatorServer, startSandboxAggregator } from '@firm/banking/sandbox/server';
 import { runCli } from '@firm/cli/main';
-import {
-  type DataDirOwner,
-  DataDirInUseError,
-  claimDataDir,
-  isConnectionLost,
-  openDatabase,
-  purgeExpiredIdempotencyKeys,
-} from '@firm/db';
+import { type DataDirOwner, DataDirInUseError, claimDataDir, openDatabase } from '@firm/db';
 import { seedDemo } from '@firm/demo';
 import { hasFirms } from '@firm/identity';
-import { createWebhookWorker } from '@firm/webhooks';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app';
+import { apiProcessJobs, startBackgroundJobs } from './background';
 import { bankFeedsOf, bankTokenKeysOf, type Config, ConfigError, loadConfig } from './config';
 
 /**
@@ -52,76 +43,22 @@ async function main() {
     app.addHook('preClose', async () => owner.stopServing());
   }
 
-  // Expired idempotency records are ignored already; purging keeps the table to about one retention window.
-  const purge = setInterval(() => {
-    purgeExpiredIdempotencyKeys(database.db).catch((err: unknown) =>
-      isConnectionLost(err)
-        ? app.databaseStatus.reportUnavailable(err)
-        : app.log.warn({ err }, 'idempotency purge failed'),
-    );
-  }, config.IDEMPOTENCY_PURGE_INTERVAL_MINUTES * 60_000);
-  purge.unref();
-  app.addHook('onClose', async () => clearInterval(purge));
-
-  // Webhook delivery runs in this process unless separate workers (`npm run worker`) do it.
-  if (config.WEBHOOK_WORKER) {
-    const webhooks = createWebhookWorker({
+  // The background jobs this process owns (apiProcessJobs says which); preClose runs before the database is closed,
+  // so in-flight webhook deliveries and import batches finish and are recorded.
+  const { aggregator, bankTokenKeys } = app;
+  const jobs = startBackgroundJobs(
+    {
       db: database.db,
-      policy: { allowInsecureLocalhost: config.WEBHOOKS_ALLOW_INSECURE_LOCALHOST },
-      secretKeys: app.webhookSecretKeys,
-      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-      onAttempt: (outcome) => app.metrics.webhookAttempt(outcome),
-      onError: (err) =>
-        isConnectionLost(err)
-          ? app.databaseStatus.reportUnavailable(err)
-          : app.log.error({ err }, 'webhook worker round failed'),
-    });
-    webhooks.start();
-    // preClose runs before the database is closed: in-flight deliveries finish and are recorded.
-    app.addHook('preClose', async () => webhooks.stop());
-  }
-
-  // Scheduled journal entries, beside any `npm run worker` (they claim templates with FOR UPDATE SKIP LOCKED). On
-  // the embedded database no worker can run beside this process, so it always runs them there.
-  if (config.WEBHOOK_WORKER || database.kind === 'embedded') {
-    const schedules = startScheduledEntryRunner(database.db, {
-      intervalMs: config.SCHEDULED_ENTRIES_INTERVAL_SECONDS * 1000,
-      onError: (err) =>
-        isConnectionLost(err)
-          ? app.databaseStatus.reportUnavailable(err)
-          : app.log.error({ err }, 'scheduled journal entries round failed'),
-      onRound: (r) => {
-        if (r.posted + r.failed > 0) app.log.info(r, 'scheduled journal entries ran');
-      },
-    });
-    app.addHook('preClose', async () => schedules.stop());
-    // Imports too large to post while their request waits, on the same terms (claimed with FOR UPDATE SKIP LOCKED).
-    const imports = startImportRunner(database.db, {
-      workerId: importWorkerId(),
-      batchRows: config.IMPORT_BATCH_ROWS,
-      intervalMs: config.IMPORT_RUNNER_INTERVAL_SECONDS * 1000,
-      onError: (err) =>
-        isConnectionLost(err)
-          ? app.databaseStatus.reportUnavailable(err)
-          : app.log.error({ err }, 'background imports round failed'),
-    });
-    app.addHook('preClose', async () => imports.stop());
-  }
-
-  // Bank feed syncs a verified webhook asked for start at once in the process that received it; this sweep takes
-  // those a process left behind (it stopped first), claimed with FOR UPDATE SKIP LOCKED like any worker's.
-  const { aggregator, bankTokenKeys: keys } = app;
-  if (aggregator && keys) {
-    const feeds = setInterval(() => {
-      runRequestedSyncs(database.db, aggregator, keys).catch((err: unknown) =>
-        isConnectionLost(err)
-          ? app.databaseStatus.reportUnavailable(err)
-          : app.log.warn({ err }, 'requested bank feed syncs failed'),
-      );
-    }, 60_000);
-    feeds.unref();
-    app.addHook('preClose', async () => clearInterval(feeds));
-  }
+      config,
+      log: app.log,
+      onConnectionLost: (err) => app.databaseStatus.reportUnavailable(err),
+      webhookSecretKeys: app.webhookSecretKeys,
+      banking: aggregator && bankTokenKeys ? { aggregator, tokenKeys: bankTokenKeys } : null,
+      onWebhookAttempt: (outcome) => app.metrics.webhookAttempt(outcome),
+    },
+    apiProcessJobs(config, database.kind === 'embedded'),
+  );
+  app.addHook('preClose', async () => jobs.stop());
 
   const sandbox = await sandboxAggregatorFor(config, database.kind, app.log);
   if (sandbox) app.addHook('onClose', async () => sandbox.close());
