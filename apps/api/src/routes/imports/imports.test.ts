@@ -4,6 +4,7 @@ import { STANDARD_CHART } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
+import { createApiKey } from '@firm/identity';
 import { runNextImport } from '@firm/imports';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 
@@ -326,7 +327,27 @@ describe('the same file again', () => {
   });
 });
 
+describe('two uploads of one file at once', () => {
+  it('import it once: one answers 201, the other 200 with the same import', async () => {
+    const company = await newCompany();
+    const [a, b] = await Promise.all([upload(company, JOURNAL), upload(company, JOURNAL)]);
+    expect([a.statusCode, b.statusCode].sort()).toEqual([200, 201]);
+    expect(a.json().data.id).toBe(b.json().data.id);
+    expect(await books(company)).toMatchObject({ entries: 2, lines: 4, imports: 1, staged: 0 });
+  });
+});
+
 describe('refusals before the file is read', () => {
+  it('400 for a kind, format or atomicity it does not know, and for a chart in hledger', async () => {
+    const company = await newCompany();
+    for (const query of ['kind=ledger', 'format=xlsx', 'atomicity=row', 'kind=accounts&format=hledger']) {
+      const res = await upload(company, JOURNAL, query);
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json().error.code).toBe('VALIDATION_ERROR');
+    }
+    expect((await books(company)).imports).toBe(0);
+  });
+
   it('413 past IMPORT_MAX_BYTES, whether the length is announced or not, and nothing is kept', async () => {
     const company = await newCompany();
     const big = `date,reference,memo,account,debit,credit\n${'2025-01-01,R,m,1000,1.00,\n'.repeat(300)}`;
@@ -349,6 +370,19 @@ describe('refusals before the file is read', () => {
     });
     expect(hledger.statusCode).toBe(413);
     expect((await books(company)).imports).toBe(0);
+  });
+
+  it('403 without entries:write, and the import events are in the webhook catalogue', async () => {
+    const company = await newCompany();
+    const { key } = await createApiKey(t.database.db, { firmId: t.demo.firmId, scopes: ['entries:read'] });
+    const res = await upload(company, JOURNAL, undefined, { authorization: `Bearer ${key}` });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().error.code).toBe('INSUFFICIENT_SCOPE');
+    expect((await get(`${company}/imports`, { authorization: `Bearer ${key}` })).statusCode).toBe(200);
+    const types = await t.app.inject({ method: 'GET', url: '/api/v1/webhooks/event-types', headers: t.auth });
+    const names = JSON.stringify(types.json());
+    expect(names).toContain('import.completed');
+    expect(names).toContain('import.failed');
   });
 
   it('415 for another content type', async () => {
