@@ -52,7 +52,9 @@ CREATE INDEX "imports_org_created_idx" ON "imports" USING btree ("organization_i
 CREATE INDEX "imports_pending_idx" ON "imports" USING btree ("created_at") WHERE "status" in ('queued', 'running');--> statement-breakpoint
 -- The rows of a journal import's file, parsed, grouped into entries (entry_no in file order) and checked: what the
 -- posting inserts set-wise into journal_entries and journal_lines. The ids are chosen when the row is staged, so a
--- batch that is posted again after a crash would write the same ids and be refused rather than doubled.
+-- batch that is posted again after a crash would write the same ids and be refused rather than doubled. A logged
+-- table, not UNLOGGED: an unlogged table is emptied when the database restarts after a crash, and a queued import
+-- must still be there to resume.
 CREATE TABLE "import_rows" (
 	"import_id" uuid NOT NULL,
 	"organization_id" uuid NOT NULL,

@@ -16,7 +16,8 @@ export interface CsvRecord {
  */
 export function csvRecords(input: Readable): AsyncGenerator<CsvRecord> {
   const parser = input.pipe(
-    parse({ bom: true, skip_empty_lines: true, relax_column_count: true, info: true, trim: false }),
+    // A record of more than 64 KB is no journal line: refused rather than held in memory whole.
+    parse({ bom: true, skip_empty_lines: true, relax_column_count: true, info: true, max_record_size: 65_536 }),
   );
   input.on('error', (err) => parser.destroy(err));
   return (async function* () {

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseCents, parseDate } from './amounts';
 import { ChartIndex } from './chart';
-import { accountsCsv, csvRecords, journalCsv } from './csv';
+import { accountsCsv, csvFailure, csvRecords, journalCsv } from './csv';
 import { HledgerParser, parseAmount } from './hledger';
 import type { ParsedEntry, ParsedItem } from './types';
 
@@ -186,6 +186,17 @@ describe('the journal CSV reader', () => {
     expect(entry?.memo).toBe('two\nlines');
     const missing = await collect(journalCsv(csvRecords(Readable.from(['date,account,debit\n']))));
     expect(missing.map((i) => ('stray' in i ? i.stray.column : null))).toEqual(['reference', 'credit']);
+  });
+});
+
+describe('a CSV that cannot be read', () => {
+  it('stops at a record of more than 64 KB, saying where', async () => {
+    const csv = `date,reference,memo,account,debit,credit\n2024-01-01,R,${'x'.repeat(70_000)},1000,1,\n`;
+    const failure = await collect(journalCsv(csvRecords(Readable.from([csv])))).then(
+      () => null,
+      (err: unknown) => csvFailure(err),
+    );
+    expect(failure).toMatchObject({ line: 2, column: null, message: expect.stringMatching(/not valid CSV/) });
   });
 });
 

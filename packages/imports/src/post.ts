@@ -441,9 +441,12 @@ async function failImport(db: Db, ctx: LedgerContext, organizationId: string, id
   });
 }
 
-/** Drops imports whose file never finished arriving (the process receiving it stopped) after an hour. */
+/**
+ * Drops imports whose file stopped arriving an hour ago (the process receiving it stopped), with their staged rows.
+ * A file being read touches its import every batch of staged rows.
+ */
 export async function purgeAbandonedImports(db: Executor): Promise<void> {
-  await db.execute(sql`delete from imports where status = 'receiving' and created_at < now() - interval '1 hour'`);
+  await db.execute(sql`delete from imports where status = 'receiving' and updated_at < now() - interval '1 hour'`);
 }
 
 /** A runner's name for the lease it holds: host, process and a random part. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
-import { accountTypeFromCode, DEFAULT_SUBTYPE, DomainError, newId, subtypeBelongsTo } from '@firm/core';
+import { accountTypeFromCode, DEFAULT_SUBTYPE, DomainError, isStorableText, newId, subtypeBelongsTo } from '@firm/core';
 import { type Db, rowsOf } from '@firm/db';
 import type { LedgerContext } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
@@ -87,12 +87,20 @@ class FileMeter extends Transform {
 export const tooLarge = (maxBytes: number) =>
   new DomainError('PAYLOAD_TOO_LARGE', `an imported file may have at most ${maxBytes} bytes`);
 
+/** Text with NUL shown as `\0` and lone surrogates as U+FFFD, as Postgres can store it. */
+const storable = (text: string): string =>
+  text
+    .replaceAll('\u0000', '\\0')
+    .replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+
 /** Keeps the first MAX_LISTED_ERRORS errors and counts all of them. */
 class ErrorList {
   list: RowError[] = [];
   count = 0;
   add(...errors: RowError[]): void {
-    for (const e of errors) {
+    for (const raw of errors) {
+      // Messages quote the file, which may hold what Postgres cannot store (NUL, a lone surrogate).
+      const e = { ...raw, message: storable(raw.message) };
       this.count++;
       if (this.list.length < MAX_LISTED_ERRORS * 2) this.list.push(e);
       if (this.list.length >= MAX_LISTED_ERRORS * 2) this.trim();
@@ -244,6 +252,10 @@ async function read(
           await insertStaged(db, id, organizationId, staged);
           staged = [];
           options.onRead?.(meter.bytes);
+          // A file still arriving is not abandoned (purgeAbandonedImports), however long it takes.
+          await db.execute(
+            sql`update imports set updated_at = now() where organization_id = ${organizationId} and id = ${id}`,
+          );
         }
       }
       await insertStaged(db, id, organizationId, staged);
@@ -309,6 +321,15 @@ function checkEntry(
   entryNo: number,
 ): StagedRow[] | null {
   const errs = entry.errors;
+  const unstorable = (line: number, column: string, value: string | null) => {
+    if (value !== null && !isStorableText(value)) {
+      errs.push({ line, column, message: 'holds a NUL character or an unpaired surrogate, which cannot be stored' });
+    }
+  };
+  unstorable(entry.line, entry.referenceColumn, entry.reference);
+  unstorable(entry.line, 'memo', entry.memo);
+  unstorable(entry.line, 'contact', entry.payeeName);
+  for (const l of entry.lines) unstorable(l.line, 'line_memo', l.description);
   if (entry.date !== '' && closedThrough !== null && entry.date <= closedThrough) {
     errs.push({
       line: entry.line,
@@ -458,6 +479,14 @@ async function readAccounts(
     }
     if (ACCOUNT_CODE.test(row.code) && !seen.has(row.code)) seen.set(row.code, line);
     if (row.name === '') errs.push({ line, column: 'name', message: 'is empty' });
+    for (const [column, value] of [
+      ['name', row.name],
+      ['description', row.description],
+    ] as const) {
+      if (value !== null && !isStorableText(value)) {
+        errs.push({ line, column, message: 'holds a NUL character or an unpaired surrogate, which cannot be stored' });
+      }
+    }
     let type = row.type;
     let subtype = row.subtype;
     if (!type) {

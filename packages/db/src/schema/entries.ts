@@ -12,9 +12,11 @@ import {
   text,
   timestamp,
   unique,
+  uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
 import { accounts } from './accounts';
+import { imports } from './imports';
 import { organizations } from './organizations';
 
 export const entryStatus = pgEnum('entry_status', ['draft', 'posted', 'void']);
@@ -71,6 +73,15 @@ export const journalEntries = pgTable(
     index('journal_entries_org_date_idx').on(t.organizationId, t.entryDate, t.id),
     check('journal_entries_posted_at', sql`(${t.status} = 'draft') = (${t.postedAt} is null)`),
     check('journal_entries_voided', sql`(${t.status} = 'void') = (${t.voidedAt} is not null)`),
+    // An imported entry's reference is unique in its company: the same history is never posted twice.
+    uniqueIndex('journal_entries_import_reference')
+      .on(t.organizationId, t.reference)
+      .where(sql`${t.importId} is not null`),
+    foreignKey({
+      name: 'journal_entries_import_fk',
+      columns: [t.organizationId, t.importId],
+      foreignColumns: [imports.organizationId, imports.id],
+    }),
   ],
 );
 

@@ -1,5 +1,7 @@
+import { sql } from 'drizzle-orm';
 import {
   bigint,
+  check,
   date,
   foreignKey,
   index,
@@ -9,6 +11,7 @@ import {
   text,
   timestamp,
   unique,
+  uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
 import { firms } from './firms';
@@ -58,7 +61,23 @@ export const imports = pgTable(
   },
   (t) => [
     unique('imports_org_id_key').on(t.organizationId, t.id),
-    index('imports_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    index('imports_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('imports_pending_idx')
+      .on(t.createdAt)
+      .where(sql`${t.status} in ('queued', 'running')`),
+    // A file is imported once per company and kind, unless its import failed (one still arriving is not counted).
+    uniqueIndex('imports_file_once')
+      .on(t.organizationId, t.kind, t.fileSha256)
+      .where(sql`${t.status} in ('queued', 'running', 'completed')`),
+    check('imports_kind', sql`${t.kind} in ('journal', 'accounts')`),
+    check('imports_format', sql`${t.format} in ('csv', 'hledger') and (${t.kind} = 'journal' or ${t.format} = 'csv')`),
+    check('imports_atomicity', sql`${t.atomicity} in ('file', 'entry')`),
+    check('imports_status', sql`${t.status} in ('receiving', 'queued', 'running', 'completed', 'failed')`),
+    check('imports_file_known', sql`${t.status} = 'receiving' or ${t.fileSha256} is not null`),
+    check(
+      'imports_counts',
+      sql`${t.doneRows} >= 0 and ${t.failedRows} >= 0 and ${t.doneRows} + ${t.failedRows} <= ${t.totalRows}`,
+    ),
   ],
 );
 

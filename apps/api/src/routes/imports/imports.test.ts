@@ -297,6 +297,16 @@ describe('a file with bad rows', () => {
     expect(quote.json().error.details[0].message).toMatch(/not valid CSV/);
     const empty = await upload(company, '');
     expect(empty.statusCode).toBe(422);
+    const nul = await upload(
+      company,
+      'date,reference,memo,account,debit,credit\n2025-01-01,N,bad\u0000memo,1000,1.00,\n2025-01-01,N,,No\u0000where,,1.00\n',
+    );
+    expect(nul.statusCode, nul.body).toBe(422);
+    expect(nul.json().error.details.map((d: { line: number; column: string }) => [d.line, d.column])).toEqual([
+      [2, 'memo'],
+      [3, 'account'],
+    ]);
+    expect(nul.json().error.details[1].message).toContain('No\\0where');
     expect((await books(company)).imports).toBe(0);
   });
 });
