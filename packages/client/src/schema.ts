@@ -1834,13 +1834,37 @@ export interface paths {
         };
         /**
          * An import and its progress
-         * @description Status, counts (totalRows, doneRows, failedRows), rowsPerSecond, startedAt, finishedAt, and the first 100 refused rows. Another company’s import is 404 IMPORT_NOT_FOUND.
+         * @description Status, counts (totalRows, doneRows, failedRows), rowsPerSecond, startedAt, finishedAt, and the first 100 refused rows (the rest: GET .../imports/{importId}/errors). Another company’s import is 404 IMPORT_NOT_FOUND.
          *
          *     Requires scope `entries:read`.
          *
          *     Requires scope `entries:read`.
          */
         get: operations["getCompaniesByCompanyIdImportsByImportId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/imports/{importId}/errors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The refused rows of an import
+         * @description In line order, a page at a time (limit, cursor). The first 1,000 refused rows are kept; errorCount on the import counts them all.
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getCompaniesByCompanyIdImportsByImportIdErrors"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7252,6 +7276,8 @@ export interface components {
         PathId10: string;
         /** @description The record's `Id`. */
         PathId11: string;
+        /** @description Import id. */
+        PathImportId: string;
         /** @description The token of the invitation link (inv_...). */
         PathToken: string;
         /** @description The transaction's `Id`. */
@@ -10568,13 +10594,54 @@ export interface operations {
                 /** @description Company (organization) id. */
                 companyId: components["parameters"]["PathCompanyId"];
                 /** @description Import id. */
-                importId: string;
+                importId: components["parameters"]["PathImportId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
             200: components["responses"]["PostCompaniesByCompanyIdImportsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdImportsByImportIdErrors: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: components["parameters"]["QueryCursor"];
+                /** @description Page size, 1-1000. */
+                limit?: components["parameters"]["QueryLimit"];
+            };
+            header?: never;
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+                /** @description Import id. */
+                importId: components["parameters"]["PathImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImportRowError"][];
+                        /** @description Pass as cursor for the next page; null at the end. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];

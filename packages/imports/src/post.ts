@@ -120,6 +120,28 @@ export async function getImport(
   return { ...present(row), errors: await importErrors(db, organizationId, id, 100) };
 }
 
+/** An import's refused rows in line order (the first thousand are kept), a page at a time. */
+export async function listImportErrors(
+  db: Executor,
+  organizationId: string,
+  id: string,
+  options: { limit: number; cursor?: string | undefined },
+): Promise<Page<RowError>> {
+  const row = await readImport(db, organizationId, id);
+  if (!row || row.status === 'receiving') throw notFound();
+  const after = options.cursor ? Number(decodeCursor(options.cursor, ['int'])[0]) : 0;
+  const rows = rowsOf<RowError & { seq: number }>(
+    await db.execute(sql`select seq, line, "column", message from import_row_errors
+      where organization_id = ${organizationId} and import_id = ${id} and seq > ${after}
+      order by seq limit ${options.limit + 1}`),
+  );
+  const page = toPage(rows, options.limit, (r) => [r.seq]);
+  return {
+    data: page.data.map(({ line, column, message }) => ({ line, column, message })),
+    nextCursor: page.nextCursor,
+  };
+}
+
 async function importErrors(db: Executor, organizationId: string, id: string, limit: number): Promise<RowError[]> {
   return rowsOf<RowError>(
     await db.execute(sql`select line, "column", message from import_row_errors

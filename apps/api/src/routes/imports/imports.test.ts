@@ -256,6 +256,26 @@ describe('a file with bad rows', () => {
     expect(await books(company)).toEqual(before);
   });
 
+  it('keeps the refused rows of an import with atomicity=entry, a page at a time', async () => {
+    const company = await newCompany();
+    const csv = [
+      'date,reference,memo,account,debit,credit',
+      '2025-04-01,P-1,Good,6400,10.00,,',
+      '2025-04-01,P-1,Good,1000,,10.00,',
+      '2025-04-02,P-2,Bad,Nowhere,10.00,,',
+      '2025-04-02,P-2,Bad,Nowhere,,10.00,',
+      '2025-04-03,P-3,Bad,1000,1.001,,',
+    ].join('\n');
+    const res = await upload(company, csv, 'atomicity=entry');
+    expect(res.json().data).toMatchObject({ errorCount: 3, failedRows: 3, doneRows: 2 });
+    const id = res.json().data.id;
+    const first = await get(`${company}/imports/${id}/errors?limit=2`);
+    expect(first.json().data.map((e: { line: number }) => e.line)).toEqual([4, 5]);
+    const second = await get(`${company}/imports/${id}/errors?limit=2&cursor=${first.json().nextCursor}`);
+    expect(second.json()).toEqual({ data: [expect.objectContaining({ line: 6, column: 'debit' })], nextCursor: null });
+    expect((await get(`${company}/imports/${id}/errors?cursor=bad`)).statusCode).toBe(400);
+  });
+
   it('posts the good entries and reports the bad ones with atomicity=entry', async () => {
     const company = await newCompany();
     const csv = [
@@ -283,6 +303,9 @@ describe('a file with bad rows', () => {
     expect((await books(company)).balance).toEqual({ '1000': -1300, '6300': 300, '6400': 1000 });
     const again = await get(`${company}/imports/${data.id}`);
     expect(again.json().data.errors).toEqual(data.errors);
+    const page = await get(`${company}/imports/${data.id}/errors?limit=1`);
+    expect(page.json()).toEqual({ data: data.errors, nextCursor: null });
+    expect((await get(`${company}/imports/${data.id}/errors`, { authorization: 'Bearer nope' })).statusCode).toBe(401);
   });
 
   it('refuses an empty file, a missing column and a file that is not CSV', async () => {
@@ -420,6 +443,7 @@ describe('refusals before the file is read', () => {
     expect((await get(`${company}/imports/${id}`, theirs)).statusCode).toBe(404);
     expect((await get(`${company}/imports`, theirs)).statusCode).toBe(404);
     const sibling = await newCompany();
+    expect((await get(`${sibling}/imports/${id}/errors`)).statusCode).toBe(404);
     const wrong = await get(`${sibling}/imports/${id}`);
     expect(wrong.statusCode).toBe(404);
     expect(wrong.json().error.code).toBe('IMPORT_NOT_FOUND');

@@ -6,6 +6,7 @@ import {
   earlierImportOf,
   getImport,
   invalidImport,
+  listImportErrors,
   listImports,
   receiveImport,
   type Settled,
@@ -24,7 +25,15 @@ import {
 } from '../../plugins/idempotency';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
-import { CompanyParams, ImportList, ImportListQuery, ImportOne, ImportParams, ImportQuery } from './schemas';
+import {
+  CompanyParams,
+  ImportErrorList,
+  ImportList,
+  ImportListQuery,
+  ImportOne,
+  ImportParams,
+  ImportQuery,
+} from './schemas';
 
 const tags = ['imports'];
 
@@ -175,11 +184,34 @@ export const importRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'An import and its progress',
         description:
           'Status, counts (totalRows, doneRows, failedRows), rowsPerSecond, startedAt, finishedAt, and the first ' +
-          '100 refused rows. Another company’s import is 404 IMPORT_NOT_FOUND.',
+          '100 refused rows (the rest: GET .../imports/{importId}/errors). Another company’s import is 404 ' +
+          'IMPORT_NOT_FOUND.',
         params: ImportParams,
         response: { 200: ImportOne, ...errorResponses(404) },
       },
     },
     async (request) => ({ data: await getImport(db(), request.organization.id, request.params.importId) }),
+  );
+
+  app.get(
+    '/companies/:companyId/imports/:importId/errors',
+    {
+      config: { scope: 'entries:read', organization: 'path' },
+      schema: {
+        tags,
+        summary: 'The refused rows of an import',
+        description:
+          'In line order, a page at a time (limit, cursor). The first 1,000 refused rows are kept; errorCount on the ' +
+          'import counts them all.',
+        params: ImportParams,
+        querystring: ImportListQuery,
+        response: { 200: ImportErrorList, ...errorResponses(404) },
+      },
+    },
+    async (request) =>
+      listImportErrors(db(), request.organization.id, request.params.importId, {
+        limit: request.query.limit ?? DEFAULT_LIMIT,
+        cursor: request.query.cursor,
+      }),
   );
 };

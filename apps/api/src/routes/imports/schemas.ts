@@ -81,3 +81,5 @@ export const ImportWithErrors = Type.Object(
 
 export const ImportOne = DataOf(ImportWithErrors);
 export const ImportList = PageOf(ImportSchema);
+
+export const ImportErrorList = PageOf(RowErrorSchema);
