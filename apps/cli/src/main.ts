@@ -9,12 +9,11 @@ import {
   DEFAULT_IMPORT_MAX_BYTES,
   DEFAULT_INLINE_MAX_ROWS,
   discardImport,
-  earlierImportOf,
   getImport,
   type ImportView,
   importWorkerId,
-  invalidImport,
   receiveImport,
+  refusalOf,
   runNextImport,
   settleImport,
 } from '@firm/imports';
@@ -591,10 +590,8 @@ const COMMANDS: Command[] = [
       ).finally(() => reading?.stop());
       let settled: Awaited<ReturnType<typeof settleImport>>;
       try {
-        const refused = received.errorCount > 0 && (atomicity === 'file' || received.goodRows === 0);
-        // The same file again answers its first import, whatever its rows now say (their references are imported).
-        if (refused && !(await earlierImportOf(database.db, received))) {
-          const refusal = invalidImport(received);
+        const refusal = await refusalOf(database.db, received);
+        if (refusal) {
           const lines = received.errors.map((e) => `  line ${e.line}${e.column ? `, ${e.column}` : ''}: ${e.message}`);
           print(
             { error: { code: refusal.code, message: refusal.message, details: refusal.details } },

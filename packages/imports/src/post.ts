@@ -4,7 +4,13 @@ import { decodeCursor, DomainError, isUuid, type Page, toPage } from '@firm/core
 import { type Db, type Executor, pgErrorOf, rowsOf, type Tx } from '@firm/db';
 import { createAccount, type LedgerContext, ledgerErrorOf, recordEvent, rethrowLedgerError } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
-import type { ImportAtomicity, ImportFormat, ImportKind, ReceivedImport } from './receive';
+import {
+  type ImportAtomicity,
+  type ImportFormat,
+  type ImportKind,
+  invalidImport,
+  type ReceivedImport,
+} from './receive';
 import type { RowError } from './types';
 
 /** An import as the API shows it. */
@@ -188,6 +194,17 @@ export async function earlierImportOf(
       order by created_at limit 1`),
   );
   return earlier?.id ?? null;
+}
+
+/**
+ * Why a received file is refused as a whole (IMPORT_INVALID listing its bad rows), or null: bad rows under
+ * atomicity=file, or no good row at all. The same file imported before is never refused: that import answers it
+ * (its references being imported is no fault of the file).
+ */
+export async function refusalOf(db: Executor, received: ReceivedImport): Promise<DomainError | null> {
+  const refused = received.errorCount > 0 && (received.options.atomicity === 'file' || received.goodRows === 0);
+  if (!refused || (await earlierImportOf(db, received))) return null;
+  return invalidImport(received);
 }
 
 /** What becomes of a received file: the import and the status the API answers with. */

@@ -3,12 +3,11 @@ import { type FastifyPluginAsyncTypebox, TypeBoxValidatorCompiler } from '@fasti
 import { DomainError } from '@firm/core';
 import {
   discardImport,
-  earlierImportOf,
   getImport,
-  invalidImport,
   listImportErrors,
   listImports,
   receiveImport,
+  refusalOf,
   type Settled,
   settleImport,
   tooLarge,
@@ -120,14 +119,14 @@ export const importRoutes: FastifyPluginAsyncTypebox = async (app) => {
         input,
       );
       try {
-        // The same file again answers its first import, whatever its rows now say (their references are imported).
-        const refused = received.errorCount > 0 && (atomicity === 'file' || received.goodRows === 0);
         const keyed = request.headers[IDEMPOTENCY_HEADER] !== undefined;
         const requestHash = `import:${received.sha256}`;
-        if (refused && !(await earlierImportOf(db(), received))) {
+        const refusal = await refusalOf(db(), received);
+        if (refusal) {
+          // A key that answered a request before says so first, whatever is wrong with this file.
           const replayed = keyed ? await replayHashed(request, reply, requestHash) : null;
           if (replayed) return replayed;
-          throw invalidImport(received);
+          throw refusal;
         }
         const work = async (tx: Tx) => {
           const settled: Settled = await settleImport(tx, ctx, received, {
