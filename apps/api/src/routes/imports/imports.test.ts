@@ -352,6 +352,7 @@ describe('the same file again', () => {
     const replay = await upload(other, JOURNAL, undefined, key);
     expect(replay.statusCode).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.headers.location).toBe(keyed.headers.location);
     expect(replay.json()).toEqual(keyed.json());
     const reused = await upload(other, HLEDGER, 'kind=journal&format=csv', key);
     expect(reused.statusCode).toBe(422);

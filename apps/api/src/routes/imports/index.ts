@@ -68,6 +68,15 @@ export const importRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (Number.isFinite(length) && length > app.config.IMPORT_MAX_BYTES)
           throw tooLarge(app.config.IMPORT_MAX_BYTES);
       },
+      // A new import (201, or 202 queued; a replay too) says where it can be followed.
+      onSend: async (request, reply, payload) => {
+        if ((reply.statusCode === 201 || reply.statusCode === 202) && typeof payload === 'string') {
+          const id = (JSON.parse(payload) as { data?: { id?: string } }).data?.id;
+          const { companyId } = request.params as { companyId: string };
+          if (id) reply.header('location', locationOf(companyId, id));
+        }
+        return payload;
+      },
       // The body is the file, read by the handler: only the parameters, query and headers are validated up front.
       validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : TypeBoxValidatorCompiler(route)),
       schema: {
@@ -134,19 +143,8 @@ export const importRoutes: FastifyPluginAsyncTypebox = async (app) => {
           });
           return { status: settled.status, body: { data: settled.import } };
         };
-        const located = (status: number, body: unknown) => {
-          const id = (body as { data?: { id?: string } })?.data?.id;
-          if (id && status !== 200) reply.header('location', locationOf(organizationId, id));
-        };
-        if (keyed) {
-          return await runIdempotentHashed(request, reply, requestHash, async (tx) => {
-            const result = await work(tx);
-            located(result.status, result.body);
-            return result;
-          });
-        }
+        if (keyed) return await runIdempotentHashed(request, reply, requestHash, work);
         const result = await db().transaction(work);
-        located(result.status, result.body);
         return reply.code(result.status).send(result.body);
       } finally {
         await discardImport(db(), organizationId, received.id);
