@@ -106,6 +106,11 @@ class ErrorList {
       if (this.list.length >= MAX_LISTED_ERRORS * 2) this.trim();
     }
   }
+  /** Adds `total` errors of which only `listed` are given (the first ones in line order). */
+  addCounted(listed: RowError[], total: number): void {
+    this.add(...listed);
+    this.count += total - listed.length;
+  }
   trim(): void {
     this.list.sort((a, b) => a.line - b.line || (a.column ?? '').localeCompare(b.column ?? ''));
     this.list.length = Math.min(this.list.length, MAX_LISTED_ERRORS);
@@ -394,47 +399,60 @@ async function checkReferences(
   errors: ErrorList,
   result: { goodRows: number; goodEntries: number; failedRows: number },
 ): Promise<void> {
-  const refused = rowsOf<{
-    entry_no: number;
-    line: number;
-    reference: string;
+  // One statement finds the refused entries, drops their staged rows, and returns their number and the first
+  // MAX_LISTED_ERRORS of them: a file whose every entry was imported before costs no more memory than any other.
+  const [found] = rowsOf<{
+    entries: number;
     rows: number;
-    first_line: number | null;
+    sample: { line: number; reference: string; first_line: number | null }[] | string | null;
   }>(
     await db.execute(sql`
       with entries as (
         select entry_no, reference, min(line) as line, count(*)::int as rows
-        from import_rows where import_id = ${id}
+        from import_rows where organization_id = ${organizationId} and import_id = ${id}
         group by entry_no, reference
       ),
       ranked as (
         select e.*, first_value(line) over (partition by reference order by entry_no) as first_line,
                row_number() over (partition by reference order by entry_no) as n
         from entries e
+      ),
+      refused as (
+        select entry_no, line, reference, rows, case when n > 1 then first_line end as first_line
+        from ranked r
+        where n > 1 or exists (
+          select 1 from journal_entries j
+          where j.organization_id = ${organizationId} and j.reference = r.reference and j.import_id is not null)
+      ),
+      dropped as (
+        delete from import_rows d using refused f
+        where d.organization_id = ${organizationId} and d.import_id = ${id} and d.entry_no = f.entry_no
       )
-      select entry_no, line, reference, rows, case when n > 1 then first_line end as first_line
-      from ranked r
-      where n > 1 or exists (
-        select 1 from journal_entries j
-        where j.organization_id = ${organizationId} and j.reference = r.reference and j.import_id is not null)
-      order by entry_no`),
+      select (select count(*)::int from refused) as entries,
+             (select coalesce(sum(rows), 0)::int from refused) as rows,
+             (select json_agg(s) from (select line, reference, first_line from refused order by line
+                                       limit ${MAX_LISTED_ERRORS}) s) as sample`),
   );
-  if (refused.length === 0) return;
-  for (const r of refused) {
-    errors.add({
+  if (!found || found.entries === 0) return;
+  const sample = (typeof found.sample === 'string' ? JSON.parse(found.sample) : (found.sample ?? [])) as {
+    line: number;
+    reference: string;
+    first_line: number | null;
+  }[];
+  errors.addCounted(
+    sample.map((r) => ({
       line: r.line,
       column: 'reference',
       message:
         r.first_line !== null
           ? `reference ${r.reference} is used again (first on line ${r.first_line})`
           : `reference ${r.reference} was already imported into this company`,
-    });
-    result.goodRows -= r.rows;
-    result.goodEntries--;
-    result.failedRows += r.rows;
-  }
-  await db.execute(sql`delete from import_rows where organization_id = ${organizationId} and import_id = ${id}
-    and entry_no = any(${sql.param(refused.map((r) => r.entry_no))}::int[])`);
+    })),
+    found.entries,
+  );
+  result.goodRows -= found.rows;
+  result.goodEntries -= found.entries;
+  result.failedRows += found.rows;
 }
 
 const ACCOUNT_CODE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,19}$/;
