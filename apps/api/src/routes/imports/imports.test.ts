@@ -149,6 +149,27 @@ describe('importing an hledger journal', () => {
   });
 });
 
+describe('a journal that grew since it was imported', () => {
+  it('posts only its new transactions with atomicity=entry, reporting the others as imported', async () => {
+    const company = await newCompany();
+    const hl = { 'content-type': 'text/plain' };
+    expect((await upload(company, HLEDGER, 'format=hledger', hl)).statusCode).toBe(201);
+    const grown = `${HLEDGER}\n2025-02-10 Internet\n    Utilities  $80\n    Assets:1000\n`;
+    const strict = await upload(company, grown, 'format=hledger', hl);
+    expect(strict.statusCode).toBe(422);
+    const res = await upload(company, grown, 'format=hledger&atomicity=entry', hl);
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().data).toMatchObject({
+      totalRows: 8,
+      doneRows: 2,
+      failedRows: 6,
+      entriesPosted: 1,
+      errorCount: 3,
+    });
+    expect((await books(company)).entries).toBe(4);
+  });
+});
+
 describe('importing a chart of accounts', () => {
   it('creates the accounts, taking a blank type from the code', async () => {
     const company = await newCompany();
