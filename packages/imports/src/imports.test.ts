@@ -81,3 +81,21 @@ describe('the background runner', () => {
     expect(await count(org)).toEqual({ entries: 40, imports: 1, staged: 0 });
   });
 });
+
+describe('a chart of accounts', () => {
+  it('is refused past 10,000 rows, nothing created', async () => {
+    const org = await company();
+    const rows = Array.from({ length: 10_001 }, (_, i) => `X${i},Account ${i},expense,,`);
+    const csv = ['code,name,type,subtype,description', ...rows].join('\n');
+    const received = await receiveImport(
+      database.db,
+      ctx(),
+      org,
+      { ...options, kind: 'accounts' },
+      Readable.from([csv]),
+    );
+    expect(received.errors).toEqual([
+      { line: 10_002, column: null, message: 'a chart of accounts has at most 10000 rows' },
+    ]);
+  });
+});

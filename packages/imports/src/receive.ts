@@ -32,6 +32,8 @@ export const DEFAULT_INLINE_MAX_ROWS = 5000;
 
 /** How many refused rows an import lists (its error_count counts them all). */
 export const MAX_LISTED_ERRORS = 1000;
+/** The most accounts one chart file may create. */
+export const MAX_CHART_ROWS = 10_000;
 /** Staged rows are written this many at a time while the file is read. */
 const STAGE_BATCH = 2000;
 
@@ -478,6 +480,12 @@ async function readAccounts(
     }
     const row = item.row;
     result.totalRows++;
+    // A chart's rows are kept in memory until they are written: a bound keeps a stray large file from filling it.
+    if (result.accounts.length >= MAX_CHART_ROWS) {
+      errors.add({ line: row.line, column: null, message: `a chart of accounts has at most ${MAX_CHART_ROWS} rows` });
+      result.failedRows++;
+      return;
+    }
     const errs: RowError[] = [];
     const line = row.line;
     if (!ACCOUNT_CODE.test(row.code)) {
