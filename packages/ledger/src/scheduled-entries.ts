@@ -182,7 +182,7 @@ function checkFirstEntryOpen(next: string | null, schedule: Schedule, booksClose
 }
 
 export async function createScheduledEntry(
-  db: Db,
+  db: Executor,
   ctx: LedgerContext,
   organizationId: string,
   input: ScheduledEntryInput,

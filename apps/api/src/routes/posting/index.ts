@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { PostingInput } from '@firm/ledger';
-import type { TSchema } from 'typebox';
+import type { Static, TSchema } from 'typebox';
 import { errorResponses } from '../../errors';
 import { IdempotencyHeaders, runIdempotentPosting } from '../../plugins/idempotency';
 import {
@@ -18,12 +18,25 @@ import {
 } from './schemas';
 import * as requests from './requests';
 
+/** A body schema and the function that makes its posting, checked against each other where they are paired. */
+interface Form {
+  body: TSchema;
+  /** The validated body (as its schema states it) to the ledger's input. */
+  toInput(body: unknown): PostingInput;
+}
+
+const form = <B extends TSchema>(body: B, toInput: (body: Static<B>) => PostingInput): Form => ({
+  body,
+  // The route validated the body against `body` before this runs.
+  toInput: (value) => toInput(value as Static<B>),
+});
+
 interface PostingRoute {
   path: string;
   summary: string;
   description: string;
-  company: { body: TSchema; toInput: (body: never) => PostingInput };
-  header: { body: TSchema; toInput: (body: never) => PostingInput };
+  company: Form;
+  header: Form;
 }
 
 /**
@@ -35,29 +48,29 @@ const ROUTES: PostingRoute[] = [
     path: 'purchases',
     summary: 'Post a purchase',
     description: 'Money out of a bank or credit-card account into expense (or other) accounts.',
-    company: { body: CompanyPurchaseBody, toInput: requests.companyPurchase },
-    header: { body: HeaderPurchaseBody, toInput: requests.headerPurchase },
+    company: form(CompanyPurchaseBody, requests.companyPurchase),
+    header: form(HeaderPurchaseBody, requests.headerPurchase),
   },
   {
     path: 'deposits',
     summary: 'Post a deposit',
     description: 'Money into a bank account from income (or other) accounts; the mirror of a purchase.',
-    company: { body: CompanyDepositBody, toInput: requests.companyDeposit },
-    header: { body: HeaderDepositBody, toInput: requests.headerDeposit },
+    company: form(CompanyDepositBody, requests.companyDeposit),
+    header: form(HeaderDepositBody, requests.headerDeposit),
   },
   {
     path: 'transfers',
     summary: 'Post a transfer',
     description: 'An amount moved between two different balance-sheet accounts (asset, liability, equity).',
-    company: { body: CompanyTransferBody, toInput: requests.companyTransfer },
-    header: { body: HeaderTransferBody, toInput: requests.headerTransfer },
+    company: form(CompanyTransferBody, requests.companyTransfer),
+    header: form(HeaderTransferBody, requests.headerTransfer),
   },
   {
     path: 'journal-entries',
     summary: 'Post a balanced journal entry',
     description: 'Lines whose debits equal their credits, posted at once.',
-    company: { body: CompanyJournalEntryBody, toInput: requests.companyJournalEntry },
-    header: { body: HeaderJournalEntryBody, toInput: requests.headerJournalEntry },
+    company: form(CompanyJournalEntryBody, requests.companyJournalEntry),
+    header: form(HeaderJournalEntryBody, requests.headerJournalEntry),
   },
 ];
 
@@ -79,7 +92,7 @@ export const postingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
       async (request, reply) =>
-        runIdempotentPosting(request, reply, route.header.toInput(request.body as never), (r) => ({
+        runIdempotentPosting(request, reply, route.header.toInput(request.body), (r) => ({
           journalEntryId: r.journalEntryId,
           status: r.status,
           postedAt: r.postedAt.toISOString(),
@@ -101,7 +114,7 @@ export const postingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
       async (request, reply) =>
-        runIdempotentPosting(request, reply, route.company.toInput(request.body as never), (r) => ({
+        runIdempotentPosting(request, reply, route.company.toInput(request.body), (r) => ({
           journalEntryId: r.journalEntryId,
           status: r.status,
           createdAt: r.postedAt.toISOString(),

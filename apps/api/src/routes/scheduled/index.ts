@@ -97,7 +97,7 @@ export const scheduledEntryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         status: 201,
         body: {
           data: presented(
-            await createScheduledEntry(tx as never, ledgerContext(request), request.organization.id, request.body),
+            await createScheduledEntry(tx, ledgerContext(request), request.organization.id, request.body),
           ),
         },
       })),
