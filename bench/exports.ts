@@ -7,9 +7,8 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { seedDemo } from '@firm/demo';
 import { trialBalance } from '@firm/ledger';
+import { kindsOf, pdfStream, trialBalanceStatement, xlsxStream } from '@firm/reports';
 import { sql } from 'drizzle-orm';
-import { pdfStream, xlsxStream } from '../apps/api/src/routes/reports/render';
-import { kindsOf, trialBalanceStatement } from '../apps/api/src/routes/reports/statements';
 import { benchOnFreshDatabase, median } from './fresh-database';
 
 const ACCOUNTS = 1_000;

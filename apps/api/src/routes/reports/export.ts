@@ -1,49 +1,16 @@
-import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { agingReport } from '@firm/documents';
+import { todayUtc } from '@firm/ledger';
 import {
-  balanceSheet,
-  cashFlowStatement,
-  checkDateRange,
-  fiscalYearStart,
-  openGeneralLedger,
-  profitAndLoss,
-  todayUtc,
-  trialBalance,
-} from '@firm/ledger';
+  EXPORT_FORMATS as FORMATS,
+  EXPORT_REPORTS,
+  type ExportFormat,
+  renderReport,
+  type ReportRequest,
+} from '@firm/reports';
 import { Type } from 'typebox';
 import { errorResponses } from '../../errors';
 import { exportLimited } from '../../plugins/export-slots';
 import { IsoDate, Uuid } from '../../schemas';
-import { financialPacket } from './packet';
-import { csvStream, pdfStream, xlsxStream } from './render';
-import {
-  agingStatement,
-  balanceSheetStatement,
-  cashFlowStatementOf,
-  generalLedgerStatement,
-  profitAndLossStatement,
-  type Statement,
-  trialBalanceStatement,
-} from './statements';
-
-export const EXPORT_REPORTS = [
-  'trial-balance',
-  'balance-sheet',
-  'profit-and-loss',
-  'general-ledger',
-  'cash-flow',
-  'ar-aging',
-  'ap-aging',
-  'financial-packet',
-] as const;
-type ExportReport = (typeof EXPORT_REPORTS)[number];
-
-const FORMATS = {
-  pdf: 'application/pdf',
-  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  csv: 'text/csv; charset=utf-8',
-} as const;
 
 /**
  * The parameters of every report: each is judged (a misspelled value is 400), and a name the export does not know is
@@ -62,16 +29,7 @@ export const ExportQuery = Type.Object({
   comparePriorYear: Type.Optional(Type.Boolean({ description: 'Financial packet: as on its JSON route.' })),
 });
 
-type Query = {
-  report: ExportReport;
-  format: keyof typeof FORMATS;
-  startDate?: string;
-  endDate?: string;
-  asOf?: string;
-  accountId?: string;
-  comparePriorPeriod?: boolean;
-  comparePriorYear?: boolean;
-};
+type Query = ReportRequest & { format: ExportFormat };
 
 const Binary = (description: string) => ({ schema: Type.String({ format: 'binary', description }) });
 
@@ -81,77 +39,6 @@ const Binary = (description: string) => ({ schema: Type.String({ format: 'binary
  * parameter is a 400 in the documented shape; the file itself is streamed.
  */
 export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const db = () => app.database.db;
-
-  /**
-   * The statements of an export; what they read while they are drawn (the general ledger's lines) is released by the
-   * functions added to `opened`.
-   */
-  async function statementsOf(
-    q: Query,
-    org: { id: string; name: string; fiscalYearStartMonth: number },
-    opened: (() => Promise<void>)[],
-  ): Promise<Statement[]> {
-    const endDate = q.endDate ?? todayUtc();
-    const startDate = q.startDate ?? fiscalYearStart(endDate, org.fiscalYearStartMonth);
-    const name = org.name;
-    switch (q.report) {
-      case 'trial-balance':
-        return [trialBalanceStatement(await trialBalance(db(), org.id, { startDate: q.startDate, endDate }), name)];
-      case 'balance-sheet':
-        return [
-          balanceSheetStatement(
-            [{ title: endDate, report: await balanceSheet(db(), org.id, { asOf: endDate }) }],
-            name,
-          ),
-        ];
-      case 'profit-and-loss':
-        return [
-          profitAndLossStatement(
-            [{ title: 'Amount', report: await profitAndLoss(db(), org.id, { startDate, endDate }) }],
-            name,
-          ),
-        ];
-      case 'general-ledger': {
-        const gl = await openGeneralLedger(
-          db(),
-          org.id,
-          { startDate, endDate, accountId: q.accountId },
-          { maxLines: app.config.GENERAL_LEDGER_MAX_LINES },
-        );
-        opened.push(gl.close);
-        return [generalLedgerStatement(gl, name)];
-      }
-      case 'cash-flow':
-        return [cashFlowStatementOf(await cashFlowStatement(db(), org.id, { startDate, endDate }), name)];
-      case 'ar-aging':
-      case 'ap-aging': {
-        const side = q.report === 'ar-aging' ? 'receivable' : 'payable';
-        return [agingStatement(await agingReport(db(), org.id, side, q.asOf ?? endDate), name)];
-      }
-      case 'financial-packet': {
-        checkDateRange(startDate, endDate);
-        const p = await financialPacket(db(), org, { ...q, startDate, endDate });
-        const pnl = [{ title: 'Current', report: p.profitAndLoss.current }];
-        if (p.profitAndLoss.priorPeriod) pnl.push({ title: 'Prior period', report: p.profitAndLoss.priorPeriod });
-        if (p.profitAndLoss.priorYear) pnl.push({ title: 'Prior year', report: p.profitAndLoss.priorYear });
-        const bs = [{ title: p.balanceSheet.current.asOf, report: p.balanceSheet.current }];
-        if (p.balanceSheet.priorPeriod)
-          bs.push({ title: p.balanceSheet.priorPeriod.asOf, report: p.balanceSheet.priorPeriod });
-        if (p.balanceSheet.priorYear)
-          bs.push({ title: p.balanceSheet.priorYear.asOf, report: p.balanceSheet.priorYear });
-        return [
-          profitAndLossStatement(pnl, name),
-          balanceSheetStatement(bs, name),
-          cashFlowStatementOf(p.cashFlow, name),
-          trialBalanceStatement(p.trialBalance, name),
-          agingStatement(p.arAging, name),
-          agingStatement(p.apAging, name),
-        ] satisfies Statement[];
-      }
-    }
-  }
-
   app.get(
     '/reports/export',
     {
@@ -191,25 +78,10 @@ export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const q = request.query as Query;
-      const opened: (() => Promise<void>)[] = [];
-      const release = () => {
-        for (const close of opened.splice(0)) void close().catch((err: unknown) => request.log.warn({ err }));
-      };
-      let stream: Readable;
-      try {
-        const statements = await statementsOf(q, request.organization, opened);
-        stream =
-          q.format === 'pdf'
-            ? await pdfStream(statements)
-            : q.format === 'xlsx'
-              ? await xlsxStream(statements)
-              : csvStream(statements);
-      } catch (err) {
-        release();
-        throw err;
-      }
-      // Sent whole, failed or cut off by the client: the report's reading ends with its stream.
-      stream.once('close', release);
+      const stream = await renderReport(app.database.db, request.organization, q, {
+        maxLines: app.config.GENERAL_LEDGER_MAX_LINES,
+        onCloseError: (err) => request.log.warn({ err }),
+      });
       const filename = `${q.report}-${q.endDate ?? q.asOf ?? todayUtc()}.${q.format}`;
       return reply
         .type(FORMATS[q.format])

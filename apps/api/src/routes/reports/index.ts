@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Organization } from '@firm/identity';
 import { balanceSheet, fiscalYearStart, openGeneralLedger, profitAndLoss, todayUtc, trialBalance } from '@firm/ledger';
+import { generalLedgerJson } from '@firm/reports';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import { errorResponses } from '../../errors';
 import { exportLimited } from '../../plugins/export-slots';
 import { CompanyParams } from '../../schemas';
-import { generalLedgerJson } from './general-ledger-json';
 import {
   BalanceSheet,
   GeneralLedger,
@@ -95,7 +95,7 @@ const REPORTS: Report[] = [
         { ...period(request.organization, query), accountId: query.accountId },
         { maxLines: request.server.config.GENERAL_LEDGER_MAX_LINES },
       );
-      return reply.type('application/json; charset=utf-8').send(generalLedgerJson(gl));
+      return reply.type('application/json; charset=utf-8').send(generalLedgerJson(gl, ['{"data":', '}']));
     },
   },
 ];

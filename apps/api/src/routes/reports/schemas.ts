@@ -1,6 +1,8 @@
 import { type TSchema, Type } from 'typebox';
 import { IsoDate, Uuid } from '../../schemas';
 import { AccountSubtypeSchema as AccountSubtype, AccountTypeSchema as AccountType } from '../accounts/schemas';
+import { AgingReport } from '../aging/schemas';
+import { ReconciliationStatusReport } from '../banking/schemas';
 
 const Cents = (description?: string) => Type.Integer(description ? { description } : {});
 
@@ -121,3 +123,81 @@ export const GeneralLedger = Type.Object(
 );
 
 export const ReportOf = <T extends TSchema>(report: T) => Type.Object({ data: report });
+
+const Period = Type.Object({ startDate: IsoDate(), endDate: IsoDate() });
+const Nullable = <T extends ReturnType<typeof Type.Object>>(t: T) => Type.Union([t, Type.Null()]);
+const Ratio = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
+
+const CashFlowLine = Type.Object({
+  accountId: Uuid(),
+  code: Type.String(),
+  name: Type.String(),
+  type: Type.String(),
+  subtype: Type.String(),
+  amountCents: Type.Integer({ description: 'Cash effect of the change: positive when it brought cash in.' }),
+});
+const CashFlowSection = { lines: Type.Array(CashFlowLine), totalCents: Cents() };
+
+export const CashFlow = Type.Object(
+  {
+    startDate: IsoDate(),
+    endDate: IsoDate(),
+    operating: Type.Object({ netIncomeCents: Cents(), ...CashFlowSection }),
+    investing: Type.Object(CashFlowSection),
+    financing: Type.Object(CashFlowSection),
+    netChangeInCashCents: Cents(),
+    cashAtStartCents: Cents(),
+    cashAtEndCents: Cents(),
+  },
+  {
+    title: 'CashFlowStatement',
+    description:
+      'Indirect method, from account subtypes: net income adjusted by the change of receivables, other current ' +
+      'assets, payables, cards and other current liabilities (operating); of fixed and other assets (investing); of ' +
+      'long-term liabilities and equity (financing). Cash is the bank accounts; the sections add up to its change.',
+  },
+);
+
+export const PacketQuery = Type.Object({
+  startDate: Type.Optional(IsoDate('First day of the period. Default: the start of the fiscal year of endDate.')),
+  endDate: Type.Optional(IsoDate('Last day of the period. Default: today, UTC.')),
+  comparePriorPeriod: Type.Optional(
+    Type.Boolean({ default: true, description: 'Add the period of the same length just before (default true).' }),
+  ),
+  comparePriorYear: Type.Optional(
+    Type.Boolean({ default: true, description: 'Add the same period a year earlier (default true).' }),
+  ),
+});
+
+export const FinancialPacket = Type.Object(
+  {
+    organization: Type.Object({ id: Uuid(), name: Type.String() }),
+    period: Period,
+    comparisons: Type.Object({ priorPeriod: Nullable(Period), priorYear: Nullable(Period) }),
+    profitAndLoss: Type.Object({
+      current: ProfitAndLoss,
+      priorPeriod: Type.Union([ProfitAndLoss, Type.Null()]),
+      priorYear: Type.Union([ProfitAndLoss, Type.Null()]),
+    }),
+    balanceSheet: Type.Object({
+      current: BalanceSheet,
+      priorPeriod: Type.Union([BalanceSheet, Type.Null()], { description: 'As of the day before startDate.' }),
+      priorYear: Type.Union([BalanceSheet, Type.Null()], { description: 'As of endDate a year earlier.' }),
+    }),
+    cashFlow: CashFlow,
+    trialBalance: Type.Union([TrialBalance], { description: 'From the beginning of the books through endDate.' }),
+    arAging: Type.Union([AgingReport], { description: 'As of endDate.' }),
+    apAging: Type.Union([AgingReport], { description: 'As of endDate.' }),
+    bankReconciliation: Type.Union([ReconciliationStatusReport], { description: 'As of endDate.' }),
+    ratios: Type.Object({
+      currentRatio: Ratio('Current assets / current liabilities; null without current liabilities.'),
+      quickRatio: Ratio('(Bank + receivables) / current liabilities.'),
+      grossMarginPct: Ratio('Gross profit / income, in percent; null without income.'),
+      netMarginPct: Ratio('Net income / (income + other income), in percent.'),
+      debtToEquity: Ratio('Total liabilities / total equity; null when equity is zero.'),
+      workingCapitalCents: Cents(),
+    }),
+    generatedAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'FinancialPacket' },
+);

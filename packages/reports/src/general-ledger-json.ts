@@ -21,14 +21,15 @@ const lineJson = (l: GeneralLedgerLine) =>
   });
 
 /**
- * `{"data": <GeneralLedger>}` written as the lines are read, a page at a time: what Fastify would serialize from the
- * whole report, without the whole report in memory. The reader is closed when the stream ends, however it ends.
+ * The general ledger as JSON, written as the lines are read, a page at a time: what `JSON.stringify` would make of the
+ * whole report, without the whole report in memory, between `around`'s two texts (an envelope such as `{"data":` and
+ * `}`). The reader is closed when the stream ends, however it ends.
  */
-export function generalLedgerJson(gl: GeneralLedgerReader): Readable {
+export function generalLedgerJson(gl: GeneralLedgerReader, around: [string, string] = ['', '']): Readable {
   const stream = Readable.from(
     (async function* () {
       try {
-        yield `{"data":{"startDate":${text(gl.startDate)},"endDate":${text(gl.endDate)},"accounts":[`;
+        yield `${around[0]}{"startDate":${text(gl.startDate)},"endDate":${text(gl.endDate)},"accounts":[`;
         for (const [i, a] of gl.accounts.entries()) {
           const head = {
             accountId: a.accountId,
@@ -52,7 +53,7 @@ export function generalLedgerJson(gl: GeneralLedgerReader): Readable {
           }
           yield `],"closingBalanceCents":${a.closingBalanceCents}}`;
         }
-        yield ']}}';
+        yield `]}${around[1]}`;
       } finally {
         await gl.close();
       }
