@@ -1,10 +1,9 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { GeneralLedgerLine, GeneralLedgerReader } from '@firm/ledger';
+import { BREATHE_ROWS } from './render';
 
 const text = JSON.stringify;
-/** Lines written between turns of the event loop. */
-const SLICE = 500;
 
 /** A line with exactly the fields the schema documents, in its order. */
 const lineJson = (l: GeneralLedgerLine) =>
@@ -42,9 +41,9 @@ export function generalLedgerJson(gl: GeneralLedgerReader, around: [string, stri
           yield `${i > 0 ? ',' : ''}${text(head).slice(0, -1)},"lines":[`;
           let first = true;
           for await (const page of gl.pages(a)) {
-            for (let i = 0; i < page.length; i += SLICE) {
+            for (let i = 0; i < page.length; i += BREATHE_ROWS) {
               yield `${first ? '' : ','}${page
-                .slice(i, i + SLICE)
+                .slice(i, i + BREATHE_ROWS)
                 .map(lineJson)
                 .join(',')}`;
               first = false;

@@ -16,8 +16,8 @@ const pdfkit = () => import('pdfkit').then((m) => m.default);
  * behind, so a long export holds neither the process's other requests nor more than a page or so of output.
  */
 
-/** Rows a CSV or XLSX writes between turns of the event loop. */
-const BREATHE_ROWS = 500;
+/** Rows (or general-ledger lines) a CSV, XLSX or JSON writer writes between turns of the event loop. */
+export const BREATHE_ROWS = 500;
 
 /**
  * Lets other work run, and waits while what was written has not been read (or until the reader is gone); false once
