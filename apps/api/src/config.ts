@@ -132,6 +132,11 @@ const ConfigSchema = Type.Object({
    * feed answers 503, the aggregator webhook is not served, no sync runs).
    */
   BANK_FEEDS: Type.Enum(BANK_FEEDS_MODES, { default: 'on' }),
+  /**
+   * On the embedded database, an empty database is seeded with the demo firm; with its year of books unless false
+   * (a quicker first start, empty books: what `cli seed --empty` gives).
+   */
+  DEMO_HISTORY: Type.Boolean({ default: true }),
   /** Bank-data aggregator (Plaid) credentials. Unset outside production: those the sandbox aggregator accepts. */
   PLAID_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
   PLAID_SECRET: Type.Optional(Type.String({ minLength: 1 })),
