@@ -467,6 +467,11 @@ describe('refusals before the file is read', () => {
     const other = await createOtherFirm(t.database.db, `imp-${randomUUID().slice(0, 6)}`);
     const theirs = { authorization: other.authorization };
     expect((await upload(company, JOURNAL, undefined, theirs)).statusCode).toBe(404);
+    // Whatever they send: another firm's company is not found before the body's type or size is judged.
+    const json = { ...theirs, 'content-type': 'application/json' };
+    expect((await upload(company, JSON.stringify({ a: 1 }), undefined, json)).statusCode).toBe(404);
+    const huge = { ...theirs, 'content-length': String(10 * 1024 ** 3) };
+    expect((await upload(company, JOURNAL, undefined, huge)).statusCode).toBe(404);
     expect((await get(`${company}/imports/${id}`, theirs)).statusCode).toBe(404);
     expect((await get(`${company}/imports`, theirs)).statusCode).toBe(404);
     const sibling = await newCompany();

@@ -56,7 +56,9 @@ export const importRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/companies/:companyId/imports',
     {
       config: { scope: 'entries:write', organization: 'path' },
-      onRequest: async (request) => {
+      // After the organization is known (the auth plugin's preValidation runs first), so that another firm's company
+      // is 404 whatever was sent; the file's stream is not read yet.
+      preValidation: async (request) => {
         const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
         if (!IMPORT_MEDIA_TYPES.includes(type)) {
           throw new DomainError(
