@@ -1,8 +1,23 @@
 import { DomainError, type ErrorDetail, isUuid, newId } from '@firm/core';
 import { rowsOf, type Tx } from '@firm/db';
-import { type PaymentType, voidPayment } from '@firm/documents';
+import {
+  type ActiveTaxRate,
+  activeTaxRates,
+  documentMatchAmounts,
+  documentState,
+  lockDocuments,
+  type PaymentType,
+  voidPayment,
+} from '@firm/documents';
 import { recordPayment } from './payments';
-import { type DebitCreditLine, type LedgerContext, nowOf, postTransaction, voidEntry } from '@firm/ledger';
+import {
+  type DebitCreditLine,
+  journalEntryStatus,
+  type LedgerContext,
+  nowOf,
+  postTransaction,
+  voidEntry,
+} from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { getBankAccount } from './accounts';
 import {
@@ -32,12 +47,6 @@ export interface ClassificationPart {
   field: string;
 }
 
-interface TaxRateRow {
-  id: string;
-  rate_bps: number;
-  liability_account_id: string;
-}
-
 /** The tax inside a tax-inclusive amount at `bps` basis points, rounded half away from zero, in the amount's sign. */
 export function includedTaxCents(amountCents: number, bps: number): number {
   const tax = Math.round((Math.abs(amountCents) * bps) / (10_000 + bps));
@@ -49,20 +58,10 @@ async function taxRatesOf(
   tx: Tx,
   organizationId: string,
   parts: ClassificationPart[],
-): Promise<Map<string, TaxRateRow>> {
+): Promise<Map<string, ActiveTaxRate>> {
   const named = parts.filter((p) => p.taxRateId);
   const ids = [...new Set(named.map((p) => (p.taxRateId as string).toLowerCase()).filter(isUuid))];
-  const rows =
-    ids.length === 0
-      ? []
-      : rowsOf<TaxRateRow>(
-          await tx.execute(sql`select id, rate_bps, liability_account_id from tax_rates
-            where organization_id = ${organizationId} and not archived
-              and id in (${sql.join(
-                ids.map((id) => sql`${id}::uuid`),
-                sql`, `,
-              )})`),
-        );
+  const rows = await activeTaxRates(tx, organizationId, ids);
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const p of named) {
     if (!byId.has((p.taxRateId as string).toLowerCase())) {
@@ -98,36 +97,20 @@ async function lockForChange(tx: Tx, organizationId: string, id: string): Promis
 async function unapply(tx: Tx, ctx: LedgerContext, t: BankTransaction, reason: string): Promise<void> {
   for (const line of t.lines) {
     if (line.paymentId) {
-      const [payment] = rowsOf<{ type: PaymentType; status: string }>(
-        await tx.execute(sql`select type, status from documents
-          where organization_id = ${t.organizationId} and id = ${line.paymentId}`),
-      );
+      const payment = await documentState(tx, t.organizationId, line.paymentId);
       if (payment && payment.status !== 'void') {
-        await voidPayment(tx, ctx, t.organizationId, payment.type, line.paymentId, reason);
+        await voidPayment(tx, ctx, t.organizationId, payment.type as PaymentType, line.paymentId, reason);
       }
     }
   }
   if (t.journalEntryId) {
-    const [entry] = rowsOf<{ status: string }>(
-      await tx.execute(sql`select status from journal_entries
-        where organization_id = ${t.organizationId} and id = ${t.journalEntryId}`),
-    );
-    if (entry?.status === 'posted') await voidEntry(tx, ctx, t.organizationId, t.journalEntryId, reason);
+    const status = await journalEntryStatus(tx, t.organizationId, t.journalEntryId);
+    if (status === 'posted') await voidEntry(tx, ctx, t.organizationId, t.journalEntryId, reason);
   }
   await tx.execute(sql`delete from bank_transaction_lines
     where organization_id = ${t.organizationId} and bank_transaction_id = ${t.id}`);
   await tx.execute(sql`update bank_transactions set journal_entry_id = null
     where organization_id = ${t.organizationId} and id = ${t.id}`);
-}
-
-interface LockedDocument {
-  id: string;
-  type: string;
-  status: string;
-  contact_id: string;
-  open_cents: number;
-  total_cents: number;
-  bank_account_id: string | null;
 }
 
 interface Classification {
@@ -201,20 +184,7 @@ async function apply(
     ]);
   }
   const wanted = ids.filter(isUuid).sort();
-  const locked =
-    wanted.length === 0
-      ? []
-      : rowsOf<LockedDocument>(
-          await tx.execute(sql`
-            select id, type, status, contact_id, open_cents::float8 as open_cents, total_cents::float8 as total_cents,
-                   bank_account_id from documents
-            where organization_id = ${organizationId}
-              and id in (${sql.join(
-                wanted.map((id) => sql`${id}::uuid`),
-                sql`, `,
-              )})
-            order by id for update`),
-        );
+  const locked = await lockDocuments(tx, organizationId, wanted);
   const byId = new Map(locked.map((d) => [d.id, d]));
   const [target, payment] = sign > 0 ? ['invoice', 'customer_payment'] : ['bill', 'bill_payment'];
   const byContact = new Map<string, ClassificationPart[]>();
@@ -464,7 +434,7 @@ export async function matchBankTransaction(
     }
     return matchToPosting(tx, ctx, organizationId, id, input.bankTransactionId);
   }
-  const defaults = await documentAmounts(
+  const defaults = await documentMatchAmounts(
     tx,
     organizationId,
     documents.map((d) => d.documentId),
@@ -566,22 +536,6 @@ async function matchToPosting(
     replacedBankTransactionId: posting.id,
   });
   return after;
-}
-
-async function documentAmounts(tx: Tx, organizationId: string, ids: string[]): Promise<Map<string, number>> {
-  const wanted = [...new Set(ids.map((i) => i.toLowerCase()).filter(isUuid))];
-  if (wanted.length === 0) return new Map();
-  const rows = rowsOf<{ id: string; cents: number }>(
-    await tx.execute(sql`
-      select id, (case when type in ('customer_payment', 'bill_payment') then total_cents else open_cents end)::float8
-        as cents
-      from documents where organization_id = ${organizationId}
-        and id in (${sql.join(
-          wanted.map((id) => sql`${id}::uuid`),
-          sql`, `,
-        )})`),
-  );
-  return new Map(rows.map((r) => [r.id, Number(r.cents)]));
 }
 
 export interface SplitInput {

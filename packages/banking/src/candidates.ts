@@ -1,4 +1,5 @@
 import { type Executor, rowsOf } from '@firm/db';
+import { contactNameOf, matchableDocumentsQuery } from '@firm/documents';
 import { sql } from 'drizzle-orm';
 import { getBankAccount } from './accounts';
 import { getBankTransaction } from './transactions';
@@ -42,27 +43,22 @@ export async function matchCandidates(
   const rows = rowsOf<MatchCandidate>(
     await db.execute(sql`
       select * from (
-      select d.id as "documentId", null::uuid as "bankTransactionId", null::uuid as "journalEntryId", d.type::text,
-             d.number, d.contact_id as "contactId", c.name as "contactName", d.date::text as date,
-             (case when d.type = ${target}::document_type then d.open_cents else d.total_cents end)::float8
-               as "amountCents"
-      from documents d
-      join contacts c on c.organization_id = d.organization_id and c.id = d.contact_id
-      where d.organization_id = ${organizationId}
-        and (
-          (d.type = ${target}::document_type and d.status in ('open', 'partially_paid'))
-          or (d.type = ${payment}::document_type and d.status <> 'void' and d.bank_account_id = ${bank.accountId}
-              and not exists (select 1 from bank_transaction_lines l
+      ${matchableDocumentsQuery({
+        organizationId,
+        target,
+        payment,
+        bankLedgerAccountId: bank.accountId,
+        unmatched: sql`not exists (select 1 from bank_transaction_lines l
                               join bank_transactions h on h.organization_id = l.organization_id
                                 and h.id = l.bank_transaction_id
                               where l.organization_id = d.organization_id and l.document_id = d.id
-                                and (h.source_type <> 'posting' or h.reconciliation_id is not null)))
-        )
+                                and (h.source_type <> 'posting' or h.reconciliation_id is not null))`,
+      })}
       union all
-      select null, h.id, h.journal_entry_id, 'posting', null, h.contact_id, coalesce(c.name, h.counterparty),
+      select null, h.id, h.journal_entry_id, 'posting', null, h.contact_id,
+             coalesce(${contactNameOf(sql`h.organization_id`, sql`h.contact_id`)}, h.counterparty),
              h.txn_date::text, abs(h.amount_cents)::float8
       from bank_transactions h
-      left join contacts c on c.organization_id = h.organization_id and c.id = h.contact_id
       where h.organization_id = ${organizationId} and h.bank_account_id = ${t.bankAccountId}
         and h.source_type = 'posting' and h.status <> 'excluded' and h.reconciliation_id is null
         and h.amount_cents = ${t.amountCents}

@@ -1,6 +1,7 @@
 import { DomainError, decodeCursor, type EventType, isUuid, newId, type Page, toPage } from '@firm/core';
 import { type Executor, rowsOf, type Tx } from '@firm/db';
 import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
+import { documentEntryOf, documentTypeOf } from '@firm/documents';
 import { type SQL, sql } from 'drizzle-orm';
 
 /**
@@ -124,14 +125,13 @@ const SELECT = sql`
          t.contact_id as "contactId", t.tax_rate_id as "taxRateId",
          coalesce((
            select json_agg(json_build_object(
-             'accountId', l.account_id, 'documentId', l.document_id, 'documentType', d.type,
+             'accountId', l.account_id, 'documentId', l.document_id,
+             'documentType', ${documentTypeOf(sql`l.organization_id`, sql`l.document_id`)},
              'paymentId', l.payment_id, 'description', l.description, 'amountCents', l.amount_cents,
              'taxRateId', l.tax_rate_id, 'taxCents', l.tax_cents,
-             'documentEntryId', case when d.type in ('customer_payment', 'bill_payment') then d.journal_entry_id end,
-             'paymentEntryId', p.journal_entry_id) order by l.line_no)
+             'documentEntryId', ${documentEntryOf(sql`l.organization_id`, sql`l.document_id`, true)},
+             'paymentEntryId', ${documentEntryOf(sql`l.organization_id`, sql`l.payment_id`)}) order by l.line_no)
            from bank_transaction_lines l
-           left join documents d on d.organization_id = l.organization_id and d.id = l.document_id
-           left join documents p on p.organization_id = l.organization_id and p.id = l.payment_id
            where l.organization_id = t.organization_id and l.bank_transaction_id = t.id), '[]'::json) as lines,
          ${iso('t.created_at')} as "createdAt", ${iso('t.updated_at')} as "updatedAt"
   from bank_transactions t`;

@@ -4,3 +4,4 @@ export * from './documents';
 export * from './items';
 export * from './payments';
 export { divideHalfEven, lineAmountCents, lineTaxCents } from './rounding';
+export * from './lookups';

@@ -307,3 +307,15 @@ export const presentEntry = (entry: Entry) => ({
 });
 
 export type EntryResource = ReturnType<typeof presentEntry>;
+
+/** An entry's status, or undefined when the organization has no such entry. */
+export async function journalEntryStatus(
+  db: Executor,
+  organizationId: string,
+  id: string,
+): Promise<EntryStatus | undefined> {
+  const [row] = rowsOf<{ status: EntryStatus }>(
+    await db.execute(sql`select status from journal_entries where organization_id = ${organizationId} and id = ${id}`),
+  );
+  return row?.status;
+}
