@@ -1,8 +1,8 @@
 import { isDomainError } from '@firm/core';
-import { type Executor, rowsOf } from '@firm/db';
+import type { Executor } from '@firm/db';
 import type { PlatformAdapter, PlatformRecord } from '@firm/platform';
 import { agingReport } from '@firm/documents';
-import { sql } from 'drizzle-orm';
+import { accountNetsAsOf, booksClosedThrough, draftEntryCounts } from '@firm/ledger';
 import type { Client } from './clients';
 
 export type Severity = 'high' | 'medium' | 'low' | 'info';
@@ -152,30 +152,7 @@ export async function healthScan(
   if (ids.length === 0) {
     return { scannedAt: new Date().toISOString(), asOf, clients: scanned, findings: sortFindings(findings) };
   }
-  const orgs = sql`(${sql.join(
-    ids.map((id) => sql`${id}::uuid`),
-    sql`, `,
-  )})`;
-
-  const balances = rowsOf<{
-    organization_id: string;
-    id: string;
-    code: string;
-    name: string;
-    type: string;
-    subtype: string;
-    net: string;
-    last_day: string | null;
-  }>(
-    await db.execute(sql`
-      select a.organization_id, a.id, a.code, a.name, a.type::text as type, a.subtype::text as subtype,
-             coalesce(sum(b.amount_cents), 0)::text as net, max(b.day)::text as last_day
-      from accounts a
-      left join account_daily_balances b
-        on b.organization_id = a.organization_id and b.account_id = a.id and b.day <= ${asOf}::date
-      where a.organization_id in ${orgs} and not a.archived
-      group by a.organization_id, a.id, a.code, a.name, a.type, a.subtype`),
-  );
+  const balances = await accountNetsAsOf(db, ids, asOf);
   for (const a of balances) {
     const net = Number(a.net);
     const normal = a.type === 'asset' || a.type === 'expense' ? net : -net;
@@ -223,11 +200,7 @@ export async function healthScan(
     }
   }
 
-  const drafts = rowsOf<{ organization_id: string; n: number; oldest: string }>(
-    await db.execute(sql`
-      select organization_id, count(*)::int as n, min(entry_date)::text as oldest from journal_entries
-      where organization_id in ${orgs} and status = 'draft' group by organization_id`),
-  );
+  const drafts = await draftEntryCounts(db, ids);
   for (const d of drafts) {
     findings.push({
       clientId: d.organization_id,
@@ -244,9 +217,7 @@ export async function healthScan(
     });
   }
 
-  const closed = rowsOf<{ id: string; closed: string | null }>(
-    await db.execute(sql`select id, books_closed_through::text as closed from organizations where id in ${orgs}`),
-  );
+  const closed = await booksClosedThrough(db, ids);
   const shouldBeClosed = addDays(`${asOf.slice(0, 7)}-01`, -32).slice(0, 7);
   for (const o of closed) {
     if (o.closed && o.closed.slice(0, 7) >= shouldBeClosed) continue;

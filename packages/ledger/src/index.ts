@@ -18,3 +18,5 @@ export * from './posting-inputs';
 export * from './reports';
 export * from './schedules';
 export * from './scheduled-entries';
+export * from './scans';
+export { POSTING_SOURCE_TYPE, postingRegisterRowsSql } from './register-rows';
