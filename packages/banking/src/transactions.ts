@@ -1,6 +1,6 @@
 import { DomainError, decodeCursor, type EventType, isUuid, newId, type Page, toPage } from '@firm/core';
 import { type Executor, rowsOf, type Tx } from '@firm/db';
-import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
+import { type LedgerContext, nowOf, POSTING_SOURCE_TYPE, recordEvent } from '@firm/ledger';
 import { documentEntryOf, documentTypeOf } from '@firm/documents';
 import { type SQL, sql } from 'drizzle-orm';
 
@@ -63,7 +63,12 @@ export async function moveBankTransaction(
     where organization_id = ${organizationId} and id = ${row.id}`);
 }
 
-export const SOURCE_TYPES = ['aggregator_bank_feed', 'posting', 'manual'] as const;
+/**
+ * Where a register row came from. `posting` rows are written by the ledger's posting statement
+ * (`postingRegisterRowsSql` of `@firm/ledger`, the one statement of another package writing our table) and by
+ * `registerPaymentRow` here.
+ */
+export const SOURCE_TYPES = ['aggregator_bank_feed', POSTING_SOURCE_TYPE, 'manual'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
 export interface BankTransactionLine {
@@ -311,7 +316,7 @@ export async function registerPaymentRow(
     amountCents: input.amountCents,
     description: input.description,
     counterparty: input.counterparty,
-    sourceType: 'posting',
+    sourceType: POSTING_SOURCE_TYPE,
   });
   await tx.execute(sql`
     insert into bank_transaction_lines (id, organization_id, bank_transaction_id, line_no, document_id, amount_cents)

@@ -20,3 +20,4 @@ export * from './schedules';
 export * from './scheduled-entries';
 export * from './scans';
 export { POSTING_SOURCE_TYPE, postingRegisterRowsSql } from './register-rows';
+export * from './lookups';

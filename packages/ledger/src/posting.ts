@@ -33,6 +33,7 @@ import {
   type PostingLine,
   postableAccountsQuery,
 } from './lines';
+import { postingRegisterRowsSql } from './register-rows';
 import { checkPostingAccounts, type PostingInput, postingLines, withCanonicalAccountIds } from './posting-inputs';
 
 /** What a posting route returns. */
@@ -351,17 +352,7 @@ const postingStatement = preparedStatement<{ written: boolean; bank_transaction_
       returning account_id, amount_cents
     ),
     ${eventCtes(written)},
-    register as (
-      insert into bank_transactions
-        (id, organization_id, bank_account_id, txn_date, amount_cents, description, counterparty, source_type, status,
-         journal_entry_id, created_at, updated_at)
-      select v.id, ${p('organizationId')}, b.id, ${p('date')}, v.amount_cents, ${p('registerDescription')},
-             ${p('payeeName')}, 'posting', 'categorized', ${p('entryId')}, ${p('at')}, ${p('at')}
-      from unnest(${p('registerIds')}::uuid[], ${p('registerAccountIds')}::uuid[], ${p('registerAmounts')}::bigint[])
-        as v(id, account_id, amount_cents)
-      join bank_accounts b on b.organization_id = ${p('organizationId')} and b.account_id = v.account_id
-      where ${written}
-      returning id
+    register as (${postingRegisterRowsSql(written)}
     ),
     registered as (
       select coalesce(array_agg(id order by array_position(${p('registerIds')}::uuid[], id)), '{}') as ids
