@@ -1,6 +1,6 @@
 import { DomainError, decodeCursor, isUuid, newId, type Page, toPage } from '@firm/core';
 import { type Executor, pgErrorOf, rowsOf, type Tx } from '@firm/db';
-import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
+import { type LedgerContext, nowOf, recordEvent, accountSubtypeOf, accountWithCurrency } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 
 /** The subtypes of ledger account a register may hold. */
@@ -37,12 +37,12 @@ export const bankAccountNotFound = () => new DomainError('BANK_ACCOUNT_NOT_FOUND
 const iso = (column: string) => sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
 const SELECT = sql`
-  select b.id, b.organization_id as "organizationId", b.account_id as "accountId", a.subtype as "accountSubtype",
+  select b.id, b.organization_id as "organizationId", b.account_id as "accountId",
+         ${accountSubtypeOf(sql`b.organization_id`, sql`b.account_id`)} as "accountSubtype",
          b.name, b.institution, b.mask, b.currency, b.feed_connection_id as "feedConnectionId",
          b.feed_account_id as "feedAccountId", ${iso('b.created_at')} as "createdAt",
          ${iso('b.updated_at')} as "updatedAt"
-  from bank_accounts b
-  join accounts a on a.organization_id = b.organization_id and a.id = b.account_id`;
+  from bank_accounts b`;
 
 /** A bank account of the organization; `lock` holds its row until commit (reconciliations take turns on it). */
 export async function getBankAccount(
@@ -93,12 +93,7 @@ export async function createBankAccount(
   input: BankAccountInput,
 ): Promise<BankAccount> {
   const accountId = input.accountId.toLowerCase();
-  const [account] = rowsOf<{ name: string; subtype: string; archived: boolean; currency: string }>(
-    await tx.execute(sql`
-      select a.name, a.subtype, a.archived, o.currency from accounts a
-      join organizations o on o.id = a.organization_id
-      where a.organization_id = ${organizationId} and a.id = ${isUuid(accountId) ? accountId : null}`),
-  );
+  const account = await accountWithCurrency(tx, organizationId, isUuid(accountId) ? accountId : null);
   if (!account || account.archived) {
     throw new DomainError('INVALID_ACCOUNT', 'accountId is not an active account of this organization', [
       { field: 'accountId', message: 'not an active account of this organization' },

@@ -1,4 +1,5 @@
 import { type Executor, rowsOf } from '@firm/db';
+import { accountNetThrough } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 
 export interface ReconciliationStatusRow {
@@ -38,9 +39,8 @@ export async function reconciliationStatus(
              coalesce(t.unreconciled_cents, 0)::float8 as "unreconciledAmountCents",
              coalesce(t.unreviewed_count, 0)::int as "unreviewedCount",
              coalesce(t.register_cents, 0)::float8 as "registerBalanceCents",
-             coalesce((select sum(d.amount_cents) from account_daily_balances d
-                       where d.organization_id = b.organization_id and d.account_id = b.account_id
-                         and d.day <= ${endDate}::date), 0)::float8 as "ledgerBalanceCents",
+             coalesce(${accountNetThrough(sql`b.organization_id`, sql`b.account_id`, sql`${endDate}::date`)}, 0)::float8
+               as "ledgerBalanceCents",
              case when c.id is null then null else json_build_object(
                'connectionId', c.id, 'status', c.status,
                'lastSyncedAt', to_char(c.last_synced_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),

@@ -1,6 +1,6 @@
 import { DomainError } from '@firm/core';
 import { type Executor, rowsOf } from '@firm/db';
-import { isIsoDate, rollupRows } from '@firm/ledger';
+import { isIsoDate, subtypeNetAsOf } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { getContact } from './contacts';
 import type { DocumentType } from './documents';
@@ -8,8 +8,13 @@ import type { DocumentType } from './documents';
 export type AgingSide = 'receivable' | 'payable';
 
 const SIDE = {
-  receivable: { owed: 'invoice', credit: 'credit_memo', payment: 'customer_payment', subtype: 'accounts_receivable' },
-  payable: { owed: 'bill', credit: 'vendor_credit', payment: 'bill_payment', subtype: 'accounts_payable' },
+  receivable: {
+    owed: 'invoice',
+    credit: 'credit_memo',
+    payment: 'customer_payment',
+    subtype: 'accounts_receivable' as const,
+  },
+  payable: { owed: 'bill', credit: 'vendor_credit', payment: 'bill_payment', subtype: 'accounts_payable' as const },
 } as const;
 
 export interface OpenDocument {
@@ -172,14 +177,7 @@ export async function agingReport(
     add(row, doc);
     add(totals, doc);
   }
-  const [control] = rowsOf<{ net: number | string }>(
-    await db.execute(sql`
-      select coalesce(sum(b.amount_cents), 0) as net
-      from ${rollupRows(organizationId, null, asOf)} b
-      join accounts a on a.organization_id = ${organizationId} and a.id = b.account_id
-      where a.subtype = ${SIDE[side].subtype}::account_subtype`),
-  );
-  const net = Number(control?.net ?? 0);
+  const net = await subtypeNetAsOf(db, organizationId, SIDE[side].subtype, asOf);
   return {
     side,
     asOf,

@@ -1,14 +1,9 @@
-import { type AccountSubtype, type AccountType, DomainError, type ErrorCode, isUuid } from '@firm/core';
-import { type Executor, pgErrorOf, rowsOf } from '@firm/db';
+import { DomainError, type ErrorCode, isUuid } from '@firm/core';
+import { type Executor, pgErrorOf } from '@firm/db';
+import { type ActiveAccount, activeAccountRows } from '@firm/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 
-export interface ActiveAccount {
-  id: string;
-  code: string;
-  name: string;
-  type: AccountType;
-  subtype: AccountSubtype;
-}
+export type { ActiveAccount };
 
 /** The active (not archived) accounts of the organization among `ids`, keyed by id. */
 export async function activeAccounts(
@@ -18,11 +13,7 @@ export async function activeAccounts(
 ): Promise<Map<string, ActiveAccount>> {
   const wanted = [...new Set(ids.filter(isUuid))];
   if (wanted.length === 0) return new Map();
-  const rows = rowsOf<ActiveAccount>(
-    await db.execute(sql`
-      select id, code, name, type, subtype from accounts
-      where organization_id = ${organizationId} and not archived and id in (${idList(wanted)})`),
-  );
+  const rows = await activeAccountRows(db, organizationId, wanted);
   return new Map(rows.map((r) => [r.id, r]));
 }
 

@@ -19,6 +19,7 @@ import {
   postTransaction,
   recordEvent,
   voidEntry,
+  firstActiveAccountOfSubtype,
 } from '@firm/ledger';
 import { and, asc, eq, gt, gte, inArray, lte, or, sql } from 'drizzle-orm';
 import { activeAccounts, idList, invalidAccount, validation } from './common';
@@ -272,19 +273,14 @@ export async function controlAccount(
   organizationId: string,
   side: 'receivable' | 'payable',
 ): Promise<string> {
-  const [row] = rowsOf<{ id: string }>(
-    await db.execute(sql`
-      select id from accounts
-      where organization_id = ${organizationId} and subtype = ${CONTROL_SUBTYPE[side]}::account_subtype and not archived
-      order by code limit 1`),
-  );
-  if (!row) {
+  const id = await firstActiveAccountOfSubtype(db, organizationId, CONTROL_SUBTYPE[side]);
+  if (!id) {
     throw new DomainError(
       'CONTROL_ACCOUNT_MISSING',
       `the organization has no active ${side === 'receivable' ? 'accounts-receivable' : 'accounts-payable'} account`,
     );
   }
-  return row.id;
+  return id;
 }
 
 /** The contact named by a document: active, of this organization, and of the kind the document needs. */

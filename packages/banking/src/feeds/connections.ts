@@ -1,6 +1,6 @@
 import { DomainError, isUuid, newId } from '@firm/core';
 import { type Db, type Executor, rowsOf } from '@firm/db';
-import { assertCompanyWritable, type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
+import { assertCompanyWritable, type LedgerContext, nowOf, recordEvent, activeAccountSubtype } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { createBankAccount, REGISTER_SUBTYPES } from '../accounts';
 import type { Aggregator } from './aggregator';
@@ -94,16 +94,18 @@ export async function connectBankFeed(
   // The ledger accounts are judged before the single-use public token is spent on a connection we would refuse.
   for (const [i, link] of input.accounts.entries()) {
     const field = `accounts[${i}].accountId`;
-    const [account] = isUuid(link.accountId)
-      ? rowsOf<{ subtype: string; fed: boolean }>(
-          await db.execute(sql`
-            select a.subtype::text as subtype,
-                   exists (select 1 from bank_accounts b where b.organization_id = a.organization_id
-                             and b.account_id = a.id and b.feed_connection_id is not null) as fed
-            from accounts a
-            where a.organization_id = ${organizationId} and a.id = ${link.accountId.toLowerCase()} and not a.archived`),
-        )
-      : [];
+    const subtype = isUuid(link.accountId)
+      ? await activeAccountSubtype(db, organizationId, link.accountId.toLowerCase())
+      : undefined;
+    const [account] =
+      subtype === undefined
+        ? []
+        : rowsOf<{ fed: boolean }>(
+            await db.execute(sql`
+              select exists (select 1 from bank_accounts b where b.organization_id = ${organizationId}
+                               and b.account_id = ${link.accountId.toLowerCase()}
+                               and b.feed_connection_id is not null) as fed`),
+          ).map((r) => ({ subtype, fed: r.fed }));
     if (!account || !(REGISTER_SUBTYPES as readonly string[]).includes(account.subtype)) {
       throw new DomainError(
         'INVALID_ACCOUNT',

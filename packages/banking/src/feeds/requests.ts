@@ -1,4 +1,5 @@
 import { type Db, type Executor, rowsOf } from '@firm/db';
+import { archivedOrganizationIds, firmOfOrganization } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import type { Aggregator, FeedWebhook } from './aggregator';
 import type { TokenKeys } from './secrets';
@@ -75,12 +76,11 @@ export async function runRequestedSyncs(db: Db, aggregator: Aggregator, keys: To
     const [claimed] = rowsOf<{ id: string; organization_id: string; firm_id: string }>(
       await db.execute(sql`
         update bank_feed_connections c set sync_requested_at = null
-        from organizations o
-        where o.id = c.organization_id and c.id = (
+        where c.id = (
           select id from bank_feed_connections where sync_requested_at is not null and provider = ${aggregator.provider}
-            and organization_id not in (select id from organizations where archived_at is not null)
+            and organization_id not in ${archivedOrganizationIds}
           order by sync_requested_at limit 1 for update skip locked)
-        returning c.id, c.organization_id, o.firm_id`),
+        returning c.id, c.organization_id, ${firmOfOrganization(sql`c.organization_id`)} as firm_id`),
     );
     if (!claimed) return ran;
     const ctx = { firmId: claimed.firm_id, actor: { kind: 'system', id: 'bank-feed-sync' } };

@@ -1,6 +1,13 @@
 import { DomainError, isUuid, newId } from '@firm/core';
 import { type Db, type Executor, rowsOf, type Tx } from '@firm/db';
-import { assertCompanyWritable, companyArchived, type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
+import {
+  assertCompanyWritable,
+  companyArchived,
+  type LedgerContext,
+  nowOf,
+  recordEvent,
+  companyArchivedAt,
+} from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { unapplyBankTransaction } from '../actions';
 import {
@@ -150,10 +157,7 @@ export async function syncFeed(
       );
       if (!locked || locked.cursor !== connection.cursor) return false;
       // An archive that committed since the sync began stops it: nothing is written to an archived company.
-      const [company] = rowsOf<{ archived_at: string | null }>(
-        await tx.execute(sql`select archived_at from organizations where id = ${organizationId} for share`),
-      );
-      if (company?.archived_at) throw companyArchived();
+      if (await companyArchivedAt(tx, organizationId, true)) throw companyArchived();
       await applyPage(tx, ctx, organizationId, connectionId, page, result);
       const now = nowOf(ctx).toISOString();
       await tx.execute(sql`update bank_feed_connections set cursor = ${page.nextCursor}, status = 'active',
