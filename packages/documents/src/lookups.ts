@@ -1,6 +1,6 @@
 import { isUuid } from '@firm/core';
 import { type Executor, rowsOf, type Tx } from '@firm/db';
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 
 /** The queries other packages ask of documents, tax rates and contacts: they name these tables through us. */
 
@@ -127,4 +127,12 @@ export function documentEntryOf(organizationIdColumn: SQL, documentIdColumn: SQL
   const payments = paymentsOnly ? sql` and d.type in ('customer_payment', 'bill_payment')` : sql``;
   return sql`(select d.journal_entry_id from documents d
     where d.organization_id = ${organizationIdColumn} and d.id = ${documentIdColumn}${payments})`;
+}
+
+/**
+ * A select of the organization's contacts among `ids` (columns id, name), to embed in the caller's statement;
+ * `organizationId` and `ids` (a uuid[]) may be placeholders of a prepared statement.
+ */
+export function contactNamesSelect(organizationId: SQLWrapper, ids: SQLWrapper): SQL {
+  return sql`select id, name from contacts where organization_id = ${organizationId} and id = any(${ids}::uuid[])`;
 }

@@ -129,3 +129,35 @@ export function firmOfOrganization(organizationIdColumn: SQL): SQL {
 
 /** A select of the ids of archived companies, to embed in the caller's statement. */
 export const archivedOrganizationIds = sql`(select id from organizations where archived_at is not null)`;
+
+/**
+ * The balance of each of the organization's accounts among `ids` through `through` (sum of the daily rollup, debits
+ * positive, in cents as text) with the organization's currency; accounts not of the organization are left out.
+ */
+export async function accountBalancesWithCurrency(
+  db: Executor,
+  organizationId: string,
+  ids: readonly string[],
+  through: string,
+): Promise<{ account_id: string; cents: string; currency: string }[]> {
+  if (ids.length === 0) return [];
+  return rowsOf<{ account_id: string; cents: string; currency: string }>(
+    await db.execute(sql`
+      select a.id as account_id, coalesce(sum(b.amount_cents), 0)::text as cents, o.currency
+      from accounts a
+      join organizations o on o.id = a.organization_id
+      left join account_daily_balances b
+        on b.organization_id = a.organization_id and b.account_id = a.id and b.day <= ${through}
+      where a.organization_id = ${organizationId} and a.id in (${sql.join(
+        ids.map((id) => sql`${id}`),
+        sql`, `,
+      )})
+      group by a.id, o.currency`),
+  );
+}
+
+/** Column expression: the sum of an entry's debits in cents, for the caller's row naming the organization and entry. */
+export function entryDebitsCentsOf(organizationIdColumn: SQL, entryIdColumn: SQL): SQL {
+  return sql`(select coalesce(sum(greatest(l.amount_cents, 0)), 0) from journal_lines l
+            where l.organization_id = ${organizationIdColumn} and l.entry_id = ${entryIdColumn})`;
+}

@@ -1,6 +1,13 @@
 import { type AccountSubtype, type AccountType, ACCOUNT_SUBTYPES, isUuid } from '@firm/core';
-import { accounts, type Executor, rowsOf, type Tx } from '@firm/db';
-import { type Account, createAccount, inNormalDirection, todayUtc, updateAccount } from '@firm/ledger';
+import { accounts, type Executor, type Tx } from '@firm/db';
+import {
+  type Account,
+  accountBalancesWithCurrency,
+  createAccount,
+  inNormalDirection,
+  todayUtc,
+  updateAccount,
+} from '@firm/ledger';
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { ListOptions, PlatformContext, PlatformRecord, RecordPage, WriteResult } from '../types';
 import {
@@ -76,19 +83,7 @@ function present(a: Account, balanceCents: number, version: Parameters<typeof en
 async function read(db: Executor, ctx: PlatformContext, rows: Account[]): Promise<PlatformRecord[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const balances = rowsOf<{ account_id: string; cents: string; currency: string }>(
-    await db.execute(sql`
-      select a.id as account_id, coalesce(sum(b.amount_cents), 0)::text as cents, o.currency
-      from accounts a
-      join organizations o on o.id = a.organization_id
-      left join account_daily_balances b
-        on b.organization_id = a.organization_id and b.account_id = a.id and b.day <= ${todayUtc()}
-      where a.organization_id = ${ctx.organizationId} and a.id in (${sql.join(
-        ids.map((id) => sql`${id}`),
-        sql`, `,
-      )})
-      group by a.id, o.currency`),
-  );
+  const balances = await accountBalancesWithCurrency(db, ctx.organizationId, ids, todayUtc());
   const byId = new Map(balances.map((b) => [b.account_id, b]));
   const versions = await versionsOf(db, ctx.organizationId, ids);
   return rows.map((a) =>

@@ -1,6 +1,7 @@
 import { DomainError, isUuid } from '@firm/core';
 import { type Executor, preparedStatement, rowsOf, type Tx } from '@firm/db';
 import type { LedgerContext } from '@firm/ledger';
+import { contactNamesSelect } from '@firm/documents';
 import { sql } from 'drizzle-orm';
 import type { JournalEffectLine, ListOptions, PlatformContext, PlatformRecord, RecordPage } from '../types';
 
@@ -107,8 +108,8 @@ const namesAndVersionsStatement = preparedStatement<{
   updated_at: Date | string | null;
 }>(
   'platform_contact_names_and_versions',
-  sql`select 'contact' as kind, id, name, null::integer as version, null::timestamptz as updated_at from contacts
-      where organization_id = ${sql.placeholder('organizationId')} and id = any(${sql.placeholder('contactIds')}::uuid[])
+  sql`select 'contact' as kind, c.id, c.name, null::integer as version, null::timestamptz as updated_at
+      from (${contactNamesSelect(sql.placeholder('organizationId'), sql.placeholder('contactIds'))}) c
       union all
       select 'version', record_id, null, version, updated_at from record_versions
       where organization_id = ${sql.placeholder('organizationId')} and record_id = any(${sql.placeholder('ids')}::uuid[])`,

@@ -1,6 +1,13 @@
 import { isUuid } from '@firm/core';
 import { accounts, type Executor, journalEntries, journalLines, type Tx } from '@firm/db';
-import { type DebitCreditLine, type PostingInput, postTransaction, todayUtc, voidEntry } from '@firm/ledger';
+import {
+  type DebitCreditLine,
+  entryDebitsCentsOf,
+  type PostingInput,
+  postTransaction,
+  todayUtc,
+  voidEntry,
+} from '@firm/ledger';
 import { and, asc, count, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { PlatformContext, PlatformRecord, WriteResult } from '../types';
 import {
@@ -292,8 +299,7 @@ function entryHandler(shape: EntryShape): EntityHandler {
         DocNumber: { sql: sql`t.reference`, type: 'text' },
         TxnDate: { sql: sql`t.entry_date`, type: 'date' },
         TotalAmt: {
-          sql: sql`(select coalesce(sum(greatest(l.amount_cents, 0)), 0) from journal_lines l
-            where l.organization_id = t.organization_id and l.entry_id = t.id) / 100.0`,
+          sql: sql`${entryDebitsCentsOf(sql`t.organization_id`, sql`t.id`)} / 100.0`,
           type: 'number',
         },
       },
