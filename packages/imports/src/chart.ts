@@ -1,5 +1,5 @@
-import { type Executor, rowsOf } from '@firm/db';
-import { sql } from 'drizzle-orm';
+import type { Executor } from '@firm/db';
+import { chartAccounts } from '@firm/ledger';
 
 interface ChartAccount {
   id: string;
@@ -26,10 +26,7 @@ export class ChartIndex {
   }
 
   static async load(db: Executor, organizationId: string): Promise<ChartIndex> {
-    const rows = rowsOf<ChartAccount>(
-      await db.execute(sql`select id, code, name, archived from accounts where organization_id = ${organizationId}`),
-    );
-    return new ChartIndex(rows);
+    return new ChartIndex(await chartAccounts(db, organizationId));
   }
 
   /** The account a file's text names, or why it names none. */

@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { decodeCursor, DomainError, isUuid, type Page, toPage } from '@firm/core';
 import { type Db, type Executor, pgErrorOf, rowsOf, type Tx } from '@firm/db';
-import { createAccount, type LedgerContext, ledgerErrorOf, recordEvent, rethrowLedgerError } from '@firm/ledger';
+import {
+  createAccount,
+  firstStagedArchivedAccount,
+  type LedgerContext,
+  ledgerErrorOf,
+  postStagedEntries,
+  recordEvent,
+  rethrowLedgerError,
+} from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import {
   type ImportAtomicity,
@@ -305,11 +313,8 @@ export async function postStagedBatch(
   through: number,
 ): Promise<{ rows: number; entries: number; through: number }> {
   const range = sql`r.import_id = ${importId} and r.entry_no > ${after} and r.entry_no <= ${through}`;
-  const [archived] = rowsOf<{ line: number; code: string }>(
-    await tx.execute(sql`select r.line, a.code from import_rows r
-      join accounts a on a.organization_id = r.organization_id and a.id = r.account_id
-      where ${range} and a.archived limit 1`),
-  );
+  const staged = sql`(select * from import_rows r where r.organization_id = ${organizationId} and ${range})`;
+  const archived = await firstStagedArchivedAccount(tx, staged);
   if (archived) {
     throw new DomainError(
       'INVALID_ACCOUNT',
@@ -318,43 +323,8 @@ export async function postStagedBatch(
   }
   const at = new Date().toISOString();
   try {
-    const [entries] = rowsOf<{ n: number; through: number | null }>(
-      await tx.execute(sql`
-        with written as (
-          insert into journal_entries
-            (id, organization_id, status, source, entry_date, memo, reference, payee_name, created_at, posted_at,
-             created_by_kind, created_by_id, import_id)
-          select r.entry_id, r.organization_id, 'posted', 'import', r.entry_date, r.memo, r.reference, r.payee_name,
-                 ${at}, ${at}, ${ctx.actor.kind}, ${ctx.actor.id}, r.import_id
-          from import_rows r
-          where ${range} and r.line_no = 1
-          order by r.entry_no
-          returning 1
-        )
-        select count(*)::int as n, (select max(entry_no) from import_rows r where ${range}) as through from written`),
-    );
-    const [lines] = rowsOf<{ n: number }>(
-      await tx.execute(sql`
-        with written as (
-          insert into journal_lines (id, organization_id, entry_id, line_no, account_id, description, amount_cents)
-          select r.line_id, r.organization_id, r.entry_id, r.line_no, r.account_id, r.description, r.amount_cents
-          from import_rows r
-          where ${range}
-          order by r.entry_no, r.line_no
-          returning 1
-        )
-        select count(*)::int as n from written`),
-    );
-    await tx.execute(sql`
-      insert into account_daily_balances (organization_id, account_id, day, amount_cents)
-      select r.organization_id, r.account_id, r.entry_date, sum(r.amount_cents)
-      from import_rows r
-      where ${range}
-      group by r.organization_id, r.account_id, r.entry_date
-      order by r.account_id, r.entry_date
-      on conflict (organization_id, account_id, day)
-      do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`);
-    return { rows: lines?.n ?? 0, entries: entries?.n ?? 0, through: entries?.through ?? after };
+    const written = await postStagedEntries(tx, ctx, importId, staged, at);
+    return { rows: written.lines, entries: written.entries, through: written.through ?? after };
   } catch (err) {
     if (pgErrorOf(err)?.constraint === 'journal_entries_import_reference') {
       throw new DomainError(

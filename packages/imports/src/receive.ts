@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { accountTypeFromCode, DEFAULT_SUBTYPE, DomainError, isStorableText, newId, subtypeBelongsTo } from '@firm/core';
 import { type Db, rowsOf } from '@firm/db';
-import type { LedgerContext } from '@firm/ledger';
+import { chartAccounts, companyBooksClosedThrough, importedReferenceExists, type LedgerContext } from '@firm/ledger';
 import { sql } from 'drizzle-orm';
 import { formatCents } from './amounts';
 import { ChartIndex } from './chart';
@@ -180,10 +180,7 @@ export async function receiveImport(
   options: ImportOptions,
   input: Readable,
 ): Promise<ReceivedImport> {
-  const [org] = rowsOf<{ books_closed_through: string | null }>(
-    await db.execute(sql`select books_closed_through::text from organizations
-      where id = ${organizationId} and firm_id = ${ctx.firmId}`),
-  );
+  const org = await companyBooksClosedThrough(db, ctx.firmId, organizationId);
   if (!org) throw new DomainError('ORGANIZATION_NOT_FOUND', 'no such company');
   const id = newId();
   await db.execute(sql`
@@ -208,11 +205,7 @@ async function read(
   input: Readable,
 ): Promise<ReceivedImport> {
   const chart = await ChartIndex.load(db, organizationId);
-  const existingCodes = new Set(
-    rowsOf<{ code: string }>(
-      await db.execute(sql`select code from accounts where organization_id = ${organizationId}`),
-    ).map((r) => r.code),
-  );
+  const existingCodes = new Set((await chartAccounts(db, organizationId)).map((r) => r.code));
   const meter = new FileMeter(options.maxBytes);
   input.on('error', (err) => meter.destroy(err));
   // A client that goes away mid-file ends the read rather than leaving it waiting.
@@ -422,9 +415,7 @@ async function checkReferences(
       refused as (
         select entry_no, line, reference, rows, case when n > 1 then first_line end as first_line
         from ranked r
-        where n > 1 or exists (
-          select 1 from journal_entries j
-          where j.organization_id = ${organizationId} and j.reference = r.reference and j.import_id is not null)
+        where n > 1 or ${importedReferenceExists(organizationId, sql`r.reference`)}
       ),
       dropped as (
         delete from import_rows d using refused f

@@ -21,3 +21,4 @@ export * from './scheduled-entries';
 export * from './scans';
 export { POSTING_SOURCE_TYPE, postingRegisterRowsSql } from './register-rows';
 export * from './lookups';
+export * from './staged';
