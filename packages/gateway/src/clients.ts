@@ -1,7 +1,7 @@
 import { DomainError, isUuid } from '@firm/core';
 import { acctClients, type AGENT_ACCESS, type Executor, organizations, preparedStatement, type Tx } from '@firm/db';
 import type { Credential } from '@firm/identity';
-import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, ne, type SQL, sql } from 'drizzle-orm';
 
 export type AgentAccess = (typeof AGENT_ACCESS)[number];
 
@@ -124,4 +124,51 @@ export async function agentClientOf(
     lastSyncAt: row.last_sync_at === null ? null : new Date(row.last_sync_at),
     agentAccess: row.agent_access,
   };
+}
+
+/*
+ * What a remote platform's connection changes on its client (the QuickBooks Online package calls these): the
+ * gateway owns `acct_clients`.
+ */
+
+/** Column expression: when the client of the caller's row's organization last synced with `platform`, or null. */
+export function clientLastSyncOf(organizationIdColumn: SQL, platform: string): SQL {
+  return sql`(select a.last_sync_at from acct_clients a
+    where a.organization_id = ${organizationIdColumn} and a.platform = ${platform})`;
+}
+
+/** Sets the status of the organization's client while it is on `platform`. */
+export async function setClientPlatformStatus(
+  db: Executor,
+  organizationId: string,
+  platform: string,
+  status: string,
+): Promise<void> {
+  await db.execute(sql`update acct_clients set status = ${status}, updated_at = now()
+    where organization_id = ${organizationId} and platform = ${platform}`);
+}
+
+/** Puts the organization's client back on its own books (the embedded platform), connected. */
+export async function returnClientToEmbedded(db: Executor, organizationId: string): Promise<void> {
+  await db.execute(sql`update acct_clients set platform = 'embedded', acct_company_id = organization_id::text,
+      status = 'connected', updated_at = now() where organization_id = ${organizationId}`);
+}
+
+/** Makes the organization's client (created with no agent access when it has none) a connected client of `platform`. */
+export async function connectClientToPlatform(
+  db: Executor,
+  input: { organizationId: string; firmId: string; platform: string; companyId: string },
+): Promise<void> {
+  await db.execute(sql`
+    insert into acct_clients (organization_id, firm_id, platform, acct_company_id, status, agent_access)
+    values (${input.organizationId}, ${input.firmId}, ${input.platform}, ${input.companyId}, 'connected', 'none')
+    on conflict (organization_id) do update set platform = excluded.platform,
+      acct_company_id = excluded.acct_company_id, status = 'connected', updated_at = now()`);
+}
+
+/** Records a successful call on the client of `platform` (`lastSyncAt`), at most once a minute per client. */
+export async function touchClientLastSync(db: Executor, organizationId: string, platform: string): Promise<void> {
+  await db.execute(sql`update acct_clients set last_sync_at = now()
+    where organization_id = ${organizationId} and platform = ${platform}
+      and (last_sync_at is null or last_sync_at < now() - interval '1 minute')`);
 }

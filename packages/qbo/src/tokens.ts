@@ -1,5 +1,12 @@
 import { DomainError, openText, sealedKeyId, sealText } from '@firm/core';
 import { type Db, type Executor, rowsOf } from '@firm/db';
+import {
+  clientLastSyncOf,
+  connectClientToPlatform,
+  returnClientToEmbedded,
+  setClientPlatformStatus,
+  touchClientLastSync,
+} from '@firm/gateway/clients';
 import { type SQL, sql } from 'drizzle-orm';
 import type { QboConfig } from './config';
 
@@ -129,8 +136,7 @@ const present = (r: ConnectionRow): QboConnection => ({
 
 /** The connections with their client's lastSyncAt. */
 const withLastSync = (where: SQL) => sql`
-  select c.*, a.last_sync_at from qbo_connections c
-  left join acct_clients a on a.organization_id = c.organization_id and a.platform = 'qbo'
+  select c.*, ${clientLastSyncOf(sql`c.organization_id`, 'qbo')} as last_sync_at from qbo_connections c
   where ${where}`;
 
 async function connectionRow(db: Executor, organizationId: string, lock: boolean): Promise<ConnectionRow | null> {
@@ -160,8 +166,7 @@ export async function listConnections(db: Executor, firmId: string | null): Prom
 async function setStatus(db: Executor, organizationId: string, status: ConnectionStatus, error: string | null) {
   await db.execute(sql`update qbo_connections set status = ${status}, last_error = ${error}, updated_at = now()
     where organization_id = ${organizationId}`);
-  await db.execute(sql`update acct_clients set status = ${status}, updated_at = now()
-    where organization_id = ${organizationId} and platform = 'qbo'`);
+  await setClientPlatformStatus(db, organizationId, 'qbo', status);
 }
 
 /**
@@ -195,8 +200,7 @@ export async function saveConnection(
   if (holder) {
     // A company one of the firm's organizations disconnected moves here; that organization is back on its own books.
     await db.execute(sql`delete from qbo_connections where organization_id = ${holder.organization_id}`);
-    await db.execute(sql`update acct_clients set platform = 'embedded', acct_company_id = organization_id::text,
-      status = 'connected', updated_at = now() where organization_id = ${holder.organization_id}`);
+    await returnClientToEmbedded(db, holder.organization_id);
   }
   const access = sealText(config.keys, tokens.accessToken, context(organizationId, 'access'));
   const refresh = sealText(config.keys, tokens.refreshToken, context(organizationId, 'refresh'));
@@ -215,11 +219,12 @@ export async function saveConnection(
         version = qbo_connections.version + 1, connected_by = excluded.connected_by, updated_at = now()
       returning *`),
   );
-  await db.execute(sql`
-    insert into acct_clients (organization_id, firm_id, platform, acct_company_id, status, agent_access)
-    values (${organizationId}, ${input.firmId}, 'qbo', ${input.realmId}, 'connected', 'none')
-    on conflict (organization_id) do update set platform = 'qbo', acct_company_id = excluded.acct_company_id,
-      status = 'connected', updated_at = now()`);
+  await connectClientToPlatform(db, {
+    organizationId,
+    firmId: input.firmId,
+    platform: 'qbo',
+    companyId: input.realmId,
+  });
   return present(row as ConnectionRow);
 }
 
@@ -319,9 +324,7 @@ export async function disconnect(db: Db, config: QboConfig, organizationId: stri
 
 /** Records a successful call on the client (`lastSyncAt`), at most once a minute per client. */
 export async function touchLastSync(db: Executor, organizationId: string): Promise<void> {
-  await db.execute(sql`update acct_clients set last_sync_at = now()
-    where organization_id = ${organizationId} and platform = 'qbo'
-      and (last_sync_at is null or last_sync_at < now() - interval '1 minute')`);
+  await touchClientLastSync(db, organizationId, 'qbo');
 }
 
 /**
