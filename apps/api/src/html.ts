@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ERROR_TABLE, sendError, toErrorResponse } from './errors';
+import { ERROR_TABLE } from './errors/catalogue';
+import { sendError, toErrorResponse } from './errors/responses';
 
 /** HTML that is already escaped: what `html` returns. */
 export class Html {

@@ -1,7 +1,7 @@
 /**
  * Every error the service can return has a stable UPPER_SNAKE code. Domain packages throw
  * `DomainError` with one of these codes; the HTTP layer owns the mapping to a status
- * (apps/api/src/errors.ts), so domain code never speaks HTTP.
+ * (apps/api/src/errors/), so domain code never speaks HTTP.
  */
 export const ERROR_CODES = [
   'VALIDATION_ERROR',

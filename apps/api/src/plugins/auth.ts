@@ -14,7 +14,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
-import { errorResponses, sendError } from '../errors';
+import { errorResponses, sendError } from '../errors/responses';
 import { bearerChallenge, tokenFitsPath } from '../origin';
 
 /**

@@ -2,7 +2,7 @@ import { DomainError } from '@firm/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
-import { ErrorResponse } from '../errors';
+import { ErrorResponse } from '../errors/responses';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

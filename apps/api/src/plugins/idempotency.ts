@@ -15,7 +15,7 @@ import {
 import { type PostingInput, type PostingReceipt, postOnce } from '@firm/ledger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { INVALID_IDEMPOTENCY_KEY } from '../errors';
+import { INVALID_IDEMPOTENCY_KEY } from '../errors/responses';
 import { ledgerContext } from '../routes/context';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';

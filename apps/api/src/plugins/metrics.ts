@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Type } from 'typebox';
-import { errorResponses, sendError } from '../errors';
+import { errorResponses, sendError } from '../errors/responses';
 
 export interface Metrics {
   registry: Registry;

@@ -3,7 +3,7 @@ import { ERROR_CODES, SCOPES } from '@firm/core';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
-import { ERROR_TABLE } from '../errors';
+import { ERROR_TABLE } from '../errors/catalogue';
 import { hoistComponentSchemas, pascal } from './openapi-components';
 import { VERSION } from '../version';
 

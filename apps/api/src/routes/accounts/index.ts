@@ -9,7 +9,7 @@ import {
   updateAccount,
 } from '@firm/ledger';
 import { Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
 import {

@@ -11,7 +11,7 @@ import {
   revokeApiKey,
 } from '@firm/identity';
 import { Type } from 'typebox';
-import { errorResponses, sendError } from '../../errors';
+import { errorResponses, sendError } from '../../errors/responses';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { firmManager } from '../context';
 import { ApiKeyList, ApiKeyListQuery, ApiKeyOne, ApiKeyParams, ApiKeyWithSecretOne, CreateApiKeyBody } from './schemas';

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { connectBankFeed, getBankFeed, listBankFeeds, syncFeed } from '@firm/banking';
-import { DomainError, errorResponses } from '../../errors';
+import { DomainError } from '@firm/core';
+import { errorResponses } from '../../errors/responses';
 import { ledgerContext } from '../context';
 import { BankFeedHealth, BankFeedList, BankFeedOne, ConnectBankFeedBody } from './schemas';
 

@@ -1,7 +1,7 @@
 import { acceptFeedWebhook, pruneFeedWebhookDeliveries, runRequestedSyncs, WEBHOOK_MAX_AGE_S } from '@firm/banking';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 
 export const AGGREGATOR_WEBHOOK_PATH = '/api/aggregator/webhook';
 

@@ -23,7 +23,7 @@ import type { Tx } from '@firm/db';
 import { todayUtc } from '@firm/ledger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';

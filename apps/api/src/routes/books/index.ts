@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { getBookSettings, setBooksClosedThrough, setFiscalYearStartMonth } from '@firm/ledger';
 import type { FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { CompanyParams, DataOf, IsoDate } from '../../schemas';
 import { ledgerContext } from '../context';
 

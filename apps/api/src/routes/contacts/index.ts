@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createContact, getContact, listContacts, presentContact, updateContact } from '@firm/documents';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
 import {

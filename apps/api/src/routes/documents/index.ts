@@ -15,7 +15,7 @@ import {
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { recordPayment } from '@firm/banking';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
 import {

@@ -9,7 +9,7 @@ import {
   voidEntry,
 } from '@firm/ledger';
 import type { Static } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
 import {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DomainError } from '@firm/core';
 import { type Client, COVERAGE, listClients, setAgentAccess } from '@firm/gateway';
 import { Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { DataOf } from '../../schemas';
 import { VERSION } from '../../version';
 import { requireFirmManager } from '../context';

@@ -3,7 +3,7 @@ import type { IdempotencyKey } from '@firm/db';
 import { agentClientOf, type GatewayActor } from '@firm/gateway';
 import type { PlatformAdapter, ReportName, ReportParams as PlatformReportParams } from '@firm/platform';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sendError } from '../../errors';
+import { sendError } from '../../errors/responses';
 import { requestKeyOf } from '../../plugins/idempotency';
 import { refuseArchivedWrite } from '../../plugins/auth';
 import { enforceLimit } from '../../plugins/rate-limit';

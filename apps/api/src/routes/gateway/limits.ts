@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DomainError } from '@firm/core';
 import { getAgentLimits, setAgentLimits } from '@firm/gateway';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { AGENT_READ_WINDOW_SECONDS } from '../../plugins/agent-limits';
 import { requireFirmManager } from '../context';
 import { tags } from './hooks';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { covered, requireScope, resolvePassThrough } from '@firm/gateway';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { OptionalIdempotencyHeaders, sendOutcome } from '../../plugins/idempotency';
 import { actorOf, isDryRun, sendReport, tags, writeKeyOf } from './hooks';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DEFAULT_LIMIT } from '../../schemas';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { actorOf, tags } from './hooks';
 import { ClientParams, QUERY_BOUNDS, QueryBody, QueryResponse, READ_TIMEOUT } from './schemas';
 

@@ -11,7 +11,7 @@ import {
 } from '@firm/gateway';
 import type { WriteResult } from '@firm/platform';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { IdempotencyHeaders, OptionalIdempotencyHeaders, sendOutcome } from '../../plugins/idempotency';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { actorOf, isDryRun, tags, writeKeyOf } from './hooks';

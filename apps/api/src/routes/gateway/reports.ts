@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { exportLimited } from '../../plugins/export-slots';
 import { actorOf, sendReport, tags } from './hooks';
 import { ReportParams, ReportQuery, ReportResponse } from './schemas';

@@ -15,7 +15,7 @@ import {
 import type { Tx } from '@firm/db';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import {
   IDEMPOTENCY_HEADER,
   OptionalIdempotencyHeaders,

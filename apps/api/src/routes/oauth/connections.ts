@@ -3,7 +3,7 @@ import { isUuid } from '@firm/core';
 import { disconnect, listConnections } from '@firm/identity';
 import { Type } from 'typebox';
 import { requireFirmManager } from '../context';
-import { sendError } from '../../errors';
+import { sendError } from '../../errors/responses';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ConnectionList, ConnectionListQuery, ConnectionParams } from './schemas';
 

@@ -23,7 +23,7 @@ import {
   type Session,
 } from '@firm/identity';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { sendError, toErrorResponse } from '../../errors';
+import { sendError, toErrorResponse } from '../../errors/responses';
 import { refuseUnstorableText } from '../../text';
 import { pageErrorHandler, sendErrorPage, sendPage } from '../../html';
 import {

@@ -9,7 +9,7 @@ import {
 } from '@firm/ledger';
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
-import { errorResponses, sendError } from '../../errors';
+import { errorResponses, sendError } from '../../errors/responses';
 import { bearerChallenge } from '../../origin';
 import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
 import { CompanyParams } from '../../schemas';

@@ -3,7 +3,7 @@ import type { Tx } from '@firm/db';
 import { listOrganizations } from '@firm/identity';
 import { createCompany, presentCompany, setCompanyArchived, updateCompany } from '@firm/ledger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import {
   IDEMPOTENCY_HEADER,
   IdempotencyHeaders,

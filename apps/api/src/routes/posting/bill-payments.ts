@@ -3,7 +3,7 @@ import { recordPayment } from '@firm/banking';
 import type { PaymentInput } from '@firm/documents';
 import type { FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
 import { IsoDate, Uuid } from '../../schemas';
 import { ledgerContext } from '../context';

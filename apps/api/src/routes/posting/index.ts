@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { PostingInput } from '@firm/ledger';
 import type { Static, TSchema } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { IdempotencyHeaders, runIdempotentPosting } from '../../plugins/idempotency';
 import {
   CompanyDepositBody,

@@ -10,7 +10,7 @@ import {
 } from '@firm/qbo';
 import { Type } from 'typebox';
 import { requireFirmManager } from '../context';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { html, HtmlPage, pageErrorHandler, sendErrorPage, sendPage } from '../../html';
 import { getSession } from '../../plugins/session';
 

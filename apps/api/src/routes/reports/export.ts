@@ -8,7 +8,7 @@ import {
   type ReportRequest,
 } from '@firm/reports';
 import { Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { exportLimited } from '../../plugins/export-slots';
 import { IsoDate, Uuid } from '../../schemas';
 

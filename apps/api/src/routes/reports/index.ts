@@ -4,7 +4,7 @@ import { balanceSheet, fiscalYearStart, openGeneralLedger, profitAndLoss, todayU
 import { generalLedgerJson } from '@firm/reports';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { exportLimited } from '../../plugins/export-slots';
 import { CompanyParams } from '../../schemas';
 import {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { financialPacket } from '@firm/reports';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { FinancialPacket, PacketQuery, ReportOf } from './schemas';
 
 export const packetRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -12,7 +12,7 @@ import {
   updateScheduledEntry,
 } from '@firm/ledger';
 import { Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { IdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
 import { ledgerContext } from '../context';
 import {

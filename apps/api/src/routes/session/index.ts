@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/ty
 import type { FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import { createSession, normalizeEmail, revokeSession, safeEqual, verifyLogin } from '@firm/identity';
-import { errorResponses, sendError } from '../../errors';
+import { errorResponses, sendError } from '../../errors/responses';
 import { pageErrorHandler, sendErrorPage, sendPage } from '../../html';
 import { enforceLimit, ipKey } from '../../plugins/rate-limit';
 import {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { HtmlPage, Redirect } from '../../html';
 
 export const ReturnTo = Type.String({

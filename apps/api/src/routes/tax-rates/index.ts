@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createTaxRate, getTaxRate, listTaxRates, presentTaxRate, updateTaxRate } from '@firm/documents';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { CompanyParams, DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
 import { NamedListQuery } from '../items/schemas';

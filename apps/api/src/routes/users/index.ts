@@ -11,7 +11,7 @@ import {
 } from '@firm/identity';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { publicOrigin } from '../../origin';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { firmManager } from '../context';

@@ -19,7 +19,7 @@ import {
 } from '@firm/webhooks';
 import type { FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { errorResponses } from '../../errors';
+import { errorResponses } from '../../errors/responses';
 import { DEFAULT_LIMIT } from '../../schemas';
 import {
   CreateWebhookBody,
