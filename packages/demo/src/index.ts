@@ -1,3 +1,2 @@
-export * from './history';
-export * from './random';
-export * from './seed';
+export { DEMO_FIRM_SLUG, DEMO_OWNER_EMAIL, seedDemo } from './seed';
+export type { SeedResult } from './seed';
