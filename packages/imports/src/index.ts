@@ -1,7 +1,12 @@
-export { formatCents, parseCents, parseDate } from './amounts';
-export { ChartIndex } from './chart';
-export { accountsCsv, csvRecords, journalCsv } from './csv';
-export { HledgerParser, parseAmount } from './hledger';
-export * from './post';
-export * from './receive';
-export type { ParsedEntry, ParsedItem, ParsedLine, RowError } from './types';
+export {
+  getImport,
+  importWorkerId,
+  listImportErrors,
+  listImports,
+  refusalOf,
+  runNextImport,
+  settleImport,
+  startImportRunner,
+} from './post';
+export type { ImportView, Settled } from './post';
+export { DEFAULT_IMPORT_MAX_BYTES, DEFAULT_INLINE_MAX_ROWS, discardImport, receiveImport, tooLarge } from './receive';
