@@ -1,14 +1,56 @@
-export * from './api-keys';
-export * from './credentials';
-export * from './lookup-cache';
-export * from './organizations';
-export * from './passwords';
-export * from './secrets';
-export * from './oauth-authorize';
-export * from './oauth-clients';
-export * from './oauth-server';
-export * from './oauth-tokens';
-export * from './sessions';
-export * from './firms';
-export * from './firm-audit';
-export * from './users';
+export { authenticateApiKey, createApiKey, getApiKey, listApiKeys, revokeApiKey } from './api-keys';
+export type { ApiKeyListing, ApiKeyLookup } from './api-keys';
+export { canSeeOrganization } from './credentials';
+export type { Credential } from './credentials';
+export { LookupCache } from './lookup-cache';
+export { findVisibleOrganization, listOrganizations } from './organizations';
+export type { Organization } from './organizations';
+export { generatePassword, hashPassword } from './passwords';
+export { generateSecret, hashSecret, safeEqual } from './secrets';
+export {
+  checkAuthorizationRequest,
+  codeRedirect,
+  consentContext,
+  errorRedirect,
+  isOurResource,
+  mayRedirectErrors,
+  parseScopes,
+} from './oauth-authorize';
+export type { AuthorizationCheck, AuthorizationParams, AuthorizationRequest } from './oauth-authorize';
+export {
+  authenticateOAuthClient,
+  createOAuthClient,
+  findOAuthClient,
+  redirectUriProblem,
+  revokeOAuthClient,
+} from './oauth-clients';
+export type { OAuthClient } from './oauth-clients';
+export { createOAuthServer, decodeBasicCredentials, isOAuthError } from './oauth-server';
+export { authenticateAccessToken, disconnect, listConnections, revokeTokenOfClient } from './oauth-tokens';
+export {
+  canApproveApps,
+  canManageApps,
+  createSession,
+  findSession,
+  normalizeEmail,
+  revokeSession,
+  sessionCredential,
+  verifyLogin,
+} from './sessions';
+export type { Session, SessionUser, UserRole } from './sessions';
+export { createFirm, findFirm, hasFirms } from './firms';
+export {
+  acceptInvitation,
+  createUser,
+  deactivateUser,
+  findInvitation,
+  getUser,
+  inviteUser,
+  listUsers,
+  managerRoleOf,
+  MIN_PASSWORD_LENGTH,
+  reissueInvitation,
+  updateUser,
+  USER_ROLES,
+} from './users';
+export type { FirmUser, Invitation, InvitationState, Manager } from './users';
