@@ -1,24 +1,82 @@
-export * from './account-ledger';
-export * from './accounts';
+export { accountLedger, inNormalDirection } from './account-ledger';
+export { createAccount, deleteAccount, getAccount, listAccounts, presentAccount, updateAccount } from './accounts';
+export type { Account } from './accounts';
 export { rollupRows } from './balances';
-export * from './chart-template';
-export * from './companies';
-export * from './context';
+export { STANDARD_CHART } from './chart-template';
+export {
+  assertCompanyWritable,
+  CHART_TEMPLATE_NAMES,
+  COMPANY_NAME_MAX,
+  companyArchived,
+  createCompany,
+  listCompanies,
+  presentCompany,
+  setCompanyArchived,
+  TAX_ID_MAX,
+  updateCompany,
+} from './companies';
+export type { ChartTemplate, Company } from './companies';
+export { nowOf } from './context';
+export type { LedgerContext } from './context';
 export { addDays, checkDateRange, fiscalYearStart, isIsoDate, todayUtc } from './dates';
-export * from './db-errors';
-export * from './entries';
-export * from './events';
-export * from './general-ledger';
-export type { DebitCreditLine, PostableAccount, PostingLine } from './lines';
-export { checkPostableAccounts, postableAccountsQuery } from './lines';
-export * from './opening-balances';
-export * from './periods';
-export * from './posting';
-export * from './posting-inputs';
-export * from './reports';
-export * from './schedules';
-export * from './scheduled-entries';
-export * from './scans';
+export { ledgerErrorOf, rethrowLedgerError } from './db-errors';
+export { createDraftEntry, getEntry, journalEntryStatus, listEntries, listJournalLines, presentEntry } from './entries';
+export { listAuditEvents, recordEvent } from './events';
+export { DEFAULT_GENERAL_LEDGER_MAX_LINES, generalLedger, openGeneralLedger } from './general-ledger';
+export type { GeneralLedgerLine, GeneralLedgerReader } from './general-ledger';
+export type { DebitCreditLine } from './lines';
+export { OPENING_BALANCE_MAX_ROWS, parseOpeningBalancesCsv, postOpeningBalances } from './opening-balances';
+export type { OpeningBalancesInput } from './opening-balances';
+export { getBookSettings, setBooksClosedThrough, setFiscalYearStartMonth } from './periods';
+export { postEntry, postOnce, postTransaction, voidEntry } from './posting';
+export type { PostingReceipt } from './posting';
+export type { DocumentEntryKind, PostingInput } from './posting-inputs';
+export { balanceSheet, cashFlowStatement, profitAndLoss, trialBalance } from './reports';
+export type {
+  BalanceSection,
+  BalanceSheet,
+  CashFlowStatement,
+  ProfitAndLoss,
+  ProfitAndLossSection,
+  ReportAccount,
+  TrialBalance,
+} from './reports';
+export { checkSchedule } from './schedules';
+export type { Schedule } from './schedules';
+export {
+  createScheduledEntry,
+  deleteScheduledEntry,
+  getScheduledEntry,
+  listScheduledEntries,
+  pauseScheduledEntry,
+  resumeScheduledEntry,
+  runDueScheduledEntries,
+  startScheduledEntryRunner,
+  updateScheduledEntry,
+} from './scheduled-entries';
+export type { ScheduledEntry } from './scheduled-entries';
+export { accountNetsAsOf, booksClosedThrough, draftEntryCounts } from './scans';
+export type { AccountNetAsOf } from './scans';
 export { POSTING_SOURCE_TYPE, postingRegisterRowsSql } from './register-rows';
-export * from './lookups';
-export * from './staged';
+export {
+  accountBalancesWithCurrency,
+  accountNetThrough,
+  accountSubtypeOf,
+  accountWithCurrency,
+  activeAccountRows,
+  activeAccountSubtype,
+  archivedOrganizationIds,
+  companyArchivedAt,
+  entryDebitsCentsOf,
+  firmOfOrganization,
+  firstActiveAccountOfSubtype,
+  subtypeNetAsOf,
+} from './lookups';
+export type { ActiveAccount } from './lookups';
+export {
+  chartAccounts,
+  companyBooksClosedThrough,
+  firstStagedArchivedAccount,
+  importedReferenceExists,
+  postStagedEntries,
+} from './staged';
