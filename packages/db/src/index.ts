@@ -1,5 +1,25 @@
-export * from './connection';
-export * from './idempotency';
+export { isConnectionLost, openDatabase, openSnapshot, pgErrorOf, preparedStatement, rowsOf } from './connection';
+export type { Database, Db, Executor, StatementValues, Tx } from './connection';
+export {
+  API_KEYS,
+  deleteExpiredRecord,
+  FIRM_KEYS,
+  idempotencyInProgress,
+  idempotencyLockKey,
+  isKeyTaken,
+  keyIsFreeSql,
+  keyRecordSql,
+  liveRecordQuery,
+  purgeExpiredIdempotencyKeys,
+  replayIfUsed,
+  replayOf,
+  runOnce,
+  runOnceCreation,
+  runOnceRemote,
+} from './idempotency';
+export type { IdempotencyKey, IdempotentOutcome, StoredResponse } from './idempotency';
+// Every table: the tenancy test reads them all from here, as drizzle-kit reads schema/index.
 export * from './schema/index';
-export * from './owner';
-export * from './status';
+export { claimDataDir, DataDirInUseError, runInOwner } from './owner';
+export type { DataDirOwner } from './owner';
+export { DatabaseStatus } from './status';
