@@ -24,6 +24,7 @@ export type { EventType } from './events';
 export { isUuid, newId } from './ids';
 export { ALL_SCOPES, isScope, MANAGER_SCOPES, NOT_FOR_OAUTH, OAUTH_SCOPES, SCOPES } from './scopes';
 export type { Scope } from './scopes';
+export { startRounds } from './rounds';
 export { FIRST_DATE, isCalendarDate, isIsoDate, isIsoTimestamp, LAST_DATE } from './dates';
 export { hasLoneSurrogate, isStorableText } from './text';
 export { openBytes, openText, parseSealingKeys, sealBytes, sealedKeyId, sealText } from './sealing';

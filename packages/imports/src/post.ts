@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { decodeCursor, DomainError, isUuid, type Page, toPage } from '@firm/core';
+import { decodeCursor, DomainError, isUuid, type Page, startRounds, toPage } from '@firm/core';
 import { type Db, type Executor, pgErrorOf, rowsOf, type Tx } from '@firm/db';
 import {
   createAccount,
@@ -283,14 +283,31 @@ async function finishImport(
   await tx.execute(sql`update imports set status = 'completed', finished_at = clock_timestamp(), updated_at = now(),
       locked_by = null, locked_until = null
     where organization_id = ${organizationId} and id = ${id}`);
+  return recordOutcome(tx, ctx, organizationId, id, 'import.completed', (view) => ({
+    kind: view.kind,
+    totalRows: view.totalRows,
+    doneRows: view.doneRows,
+    failedRows: view.failedRows,
+  }));
+}
+
+/** Records how an import ended (import.completed or import.failed): the import as it now is, its first ten errors. */
+async function recordOutcome(
+  tx: Tx,
+  ctx: LedgerContext,
+  organizationId: string,
+  id: string,
+  action: 'import.completed' | 'import.failed',
+  dataOf: (view: ImportView) => Record<string, unknown>,
+): Promise<ImportView & { errors: RowError[] }> {
   const view = await getImport(tx, organizationId, id);
   const { errors, ...payload } = view;
   await recordEvent(tx, ctx, {
     organizationId,
-    action: 'import.completed',
+    action,
     resourceType: 'import',
     resourceId: id,
-    data: { kind: view.kind, totalRows: view.totalRows, doneRows: view.doneRows, failedRows: view.failedRows },
+    data: dataOf(view),
     payload: { ...payload, errors: errors.slice(0, 10) },
   });
   return view;
@@ -437,16 +454,12 @@ async function failImport(db: Db, ctx: LedgerContext, organizationId: string, id
         finished_at = clock_timestamp(), updated_at = now(), locked_by = null, locked_until = null,
         failed_rows = total_rows - done_rows
       where organization_id = ${organizationId} and id = ${id}`);
-    const view = await getImport(tx, organizationId, id);
-    const { errors, ...payload } = view;
-    await recordEvent(tx, ctx, {
-      organizationId,
-      action: 'import.failed',
-      resourceType: 'import',
-      resourceId: id,
-      data: { kind: view.kind, doneRows: view.doneRows, code: err.code, message: err.message },
-      payload: { ...payload, errors: errors.slice(0, 10) },
-    });
+    await recordOutcome(tx, ctx, organizationId, id, 'import.failed', (view) => ({
+      kind: view.kind,
+      doneRows: view.doneRows,
+      code: err.code,
+      message: err.message,
+    }));
   });
 }
 
@@ -466,27 +479,8 @@ export function startImportRunner(
   db: Db,
   options: ImportRunnerOptions & { intervalMs: number; onError: (err: unknown) => void },
 ): { stop(): Promise<void>; poke(): void } {
-  let round: Promise<void> | null = null;
-  let stopping = false;
-  const tick = () => {
-    round ??= (async () => {
-      await purgeAbandonedImports(db);
-      while (!stopping && (await runNextImport(db, options)) !== null);
-    })()
-      .catch(options.onError)
-      .finally(() => {
-        round = null;
-      });
-  };
-  tick();
-  const timer = setInterval(tick, options.intervalMs);
-  timer.unref();
-  return {
-    poke: tick,
-    async stop() {
-      stopping = true;
-      clearInterval(timer);
-      await round;
-    },
-  };
+  return startRounds(async (stopping) => {
+    await purgeAbandonedImports(db);
+    while (!stopping() && (await runNextImport(db, options)) !== null);
+  }, options);
 }

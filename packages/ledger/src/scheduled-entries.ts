@@ -1,4 +1,4 @@
-import { DomainError, isUuid } from '@firm/core';
+import { DomainError, isUuid, startRounds } from '@firm/core';
 import {
   type Db,
   type Executor,
@@ -532,22 +532,5 @@ export function startScheduledEntryRunner(
   db: Db,
   options: { intervalMs: number; onError: (err: unknown) => void; onRound?: (result: ScheduledRunResult) => void },
 ): { stop(): Promise<void> } {
-  let round: Promise<void> | null = null;
-  const tick = () => {
-    round ??= runDueScheduledEntries(db)
-      .then((result) => options.onRound?.(result))
-      .catch(options.onError)
-      .finally(() => {
-        round = null;
-      });
-  };
-  tick();
-  const timer = setInterval(tick, options.intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await round;
-    },
-  };
+  return startRounds(async () => options.onRound?.(await runDueScheduledEntries(db)), options);
 }
