@@ -58,6 +58,31 @@ function columnsOf<K extends string>(
   return { at, errors };
 }
 
+/**
+ * The records under a header: each with its line and its named columns' trimmed values ('' for a column the header
+ * lacks), or, when the header lacks a required column, one stray per missing column and nothing more.
+ */
+async function* rowsUnder<K extends string>(
+  records: AsyncIterable<CsvRecord>,
+  names: Record<K, readonly string[]>,
+  required: readonly NoInfer<K>[],
+): AsyncGenerator<{ stray: RowError } | { line: number; value: (column: K) => string }> {
+  let columns: Record<K, number> | null = null;
+  for await (const record of records) {
+    if (!columns) {
+      const { at, errors } = columnsOf(record, names, required);
+      if (errors.length > 0) {
+        for (const stray of errors) yield { stray };
+        return;
+      }
+      columns = at;
+      continue;
+    }
+    const at = columns;
+    yield { line: record.line, value: (c: K) => (at[c] < 0 ? '' : (record.values[at[c]] ?? '').trim()) };
+  }
+}
+
 const JOURNAL_COLUMNS = {
   date: ['date', 'entry_date', 'txn_date'],
   reference: ['reference', 'ref', 'entry', 'entry_reference', 'number', 'no'],
@@ -69,8 +94,6 @@ const JOURNAL_COLUMNS = {
   lineMemo: ['line_memo', 'line_description', 'line'],
 } as const;
 
-type JournalColumn = keyof typeof JOURNAL_COLUMNS;
-
 /**
  * The entries of a journal CSV: a header, then one line per record, `date, reference, memo, account, debit, credit`
  * and optionally `contact` and `line_memo`. Consecutive records with one reference are one entry, dated by its first
@@ -78,21 +101,13 @@ type JournalColumn = keyof typeof JOURNAL_COLUMNS;
  * decimal places, exactly one of debit and credit on each record.
  */
 export async function* journalCsv(records: AsyncIterable<CsvRecord>): AsyncGenerator<ParsedItem> {
-  let columns: Record<JournalColumn, number> | null = null;
   let entry: ParsedEntry | null = null;
-  for await (const record of records) {
-    if (!columns) {
-      const { at, errors } = columnsOf(record, JOURNAL_COLUMNS, ['date', 'reference', 'account', 'debit', 'credit']);
-      if (errors.length > 0) {
-        for (const stray of errors) yield { stray };
-        return;
-      }
-      columns = at;
+  for await (const row of rowsUnder(records, JOURNAL_COLUMNS, ['date', 'reference', 'account', 'debit', 'credit'])) {
+    if ('stray' in row) {
+      yield row;
       continue;
     }
-    const at = columns;
-    const value = (c: JournalColumn) => (at[c] < 0 ? '' : (record.values[at[c]] ?? '').trim());
-    const line = record.line;
+    const { line, value } = row;
     const errors: RowError[] = [];
     const reference = value('reference');
     const date = parseDate(value('date'));
@@ -182,20 +197,12 @@ export interface AccountRow {
 export async function* accountsCsv(
   records: AsyncIterable<CsvRecord>,
 ): AsyncGenerator<{ row: AccountRow } | { stray: RowError }> {
-  let columns: Record<keyof typeof ACCOUNT_COLUMNS, number> | null = null;
-  for await (const record of records) {
-    if (!columns) {
-      const { at, errors } = columnsOf(record, ACCOUNT_COLUMNS, ['code', 'name']);
-      if (errors.length > 0) {
-        for (const stray of errors) yield { stray };
-        return;
-      }
-      columns = at;
+  for await (const row of rowsUnder(records, ACCOUNT_COLUMNS, ['code', 'name'])) {
+    if ('stray' in row) {
+      yield row;
       continue;
     }
-    const at = columns;
-    const value = (c: keyof typeof ACCOUNT_COLUMNS) => (at[c] < 0 ? '' : (record.values[at[c]] ?? '').trim());
-    const line = record.line;
+    const { line, value } = row;
     const typeText = normal(value('type'));
     const subtypeText = normal(value('subtype'));
     const errors: RowError[] = [];
