@@ -1,7 +1,7 @@
 import type { Aggregator, TokenKeys } from '@firm/banking';
 import type { Scope } from '@firm/core';
 import type { Database, DatabaseStatus } from '@firm/db';
-import type { AuditTrail, Client } from '@firm/gateway';
+import type { AuditTrail, Client, GatewayAudit } from '@firm/gateway';
 import type { Credential, Organization } from '@firm/identity';
 import type { SecretKeys } from '@firm/webhooks';
 import type { Config } from './config';
@@ -61,13 +61,6 @@ declare module 'fastify' {
     /** Set on agent gateway routes with `organization: 'client'`. */
     client: Client;
     /** What the agent gateway's audit trail records about this request, filled in by its handler. */
-    agentAudit: {
-      clientId?: string | null;
-      entityType?: string | null;
-      entityId?: string | null;
-      syncTokenBefore?: string | null;
-      syncTokenAfter?: string | null;
-      dryRun?: boolean;
-    };
+    agentAudit: GatewayAudit;
   }
 }
