@@ -123,7 +123,10 @@ async function demoCredentials(database: ReturnType<typeof openDatabase>, config
   const file = join(config.DATA_DIR, 'demo-credentials.json');
   if (!(await hasFirms(database.db))) {
     const keys = bankTokenKeysOf(config);
-    const seeded = await seedDemo(database.db, { history: config.DEMO_HISTORY, ...(keys ? { bankTokenKeys: keys } : {}) });
+    const seeded = await seedDemo(database.db, {
+      history: config.DEMO_HISTORY,
+      ...(keys ? { bankTokenKeys: keys } : {}),
+    });
     await writeFile(file, `${JSON.stringify(seeded, null, 2)}\n`, { mode: 0o600 });
     return seeded.apiKey;
   }
