@@ -5,6 +5,7 @@ import {
   check,
   index,
   integer,
+  jsonb,
   pgTable,
   primaryKey,
   text,
@@ -129,3 +130,67 @@ export const agentLimits = pgTable(
     check('agent_limits_read_limit', sql`${t.readLimit} is null or ${t.readLimit} between 1 and 1000000`),
   ],
 );
+
+export const APPROVAL_POLICY_SCOPES = ['firm', 'client', 'agent'] as const;
+
+/**
+ * Which of an agent's writes wait for a person (migrations/0029_agent_approvals.sql): the firm's default (subject
+ * ''), a client's (the organization id) and an agent's (the OAuth client id or the API key id). The most specific
+ * one in force applies; without any, writes run (`auto`).
+ */
+export const approvalPolicies = pgTable(
+  'approval_policies',
+  {
+    firmId: uuid('firm_id')
+      .notNull()
+      .references(() => firms.id),
+    scope: text('scope', { enum: APPROVAL_POLICY_SCOPES }).notNull(),
+    subjectId: text('subject_id').notNull().default(''),
+    policy: jsonb('policy').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: 'approval_policies_pkey', columns: [t.firmId, t.scope, t.subjectId] })],
+);
+
+export const PROPOSAL_STATUSES = ['pending', 'approved', 'rejected', 'executed', 'failed', 'expired'] as const;
+
+/**
+ * An agent's write that the approval policy held: the request as sent, its dry-run preview, and what became of it
+ * (its status moves only forward; a trigger keeps it so).
+ */
+export const agentProposals = pgTable('agent_proposals', {
+  id: uuid('id').primaryKey(),
+  firmId: uuid('firm_id')
+    .notNull()
+    .references(() => firms.id),
+  organizationId: uuid('organization_id')
+    .notNull()
+    .references(() => organizations.id),
+  /** The credential that proposed: `api_key` or `oauth_token` (the grant id), and the scopes it had. */
+  actorKind: text('actor_kind').notNull(),
+  actorId: text('actor_id').notNull(),
+  /** The agent the credential belongs to: the OAuth client id, or the API key id. */
+  agentClientId: text('agent_client_id').notNull(),
+  scopes: text('scopes').array().notNull(),
+  entity: text('entity').notNull(),
+  transactionType: text('transaction_type'),
+  operation: text('operation', { enum: ['create', 'update', 'delete'] }).notNull(),
+  targetId: text('target_id'),
+  request: jsonb('request').notNull(),
+  idempotencyKey: text('idempotency_key'),
+  reason: text('reason'),
+  matchedRules: text('matched_rules').array().notNull(),
+  preview: jsonb('preview').notNull(),
+  status: text('status', { enum: PROPOSAL_STATUSES }).notNull().default('pending'),
+  decidedByKind: text('decided_by_kind'),
+  decidedById: text('decided_by_id'),
+  decisionNote: text('decision_note'),
+  decidedAt: timestamp('decided_at', { withTimezone: true }),
+  resultStatus: integer('result_status'),
+  resultBody: jsonb('result_body'),
+  failureCode: text('failure_code'),
+  failureReason: text('failure_reason'),
+  executedAt: timestamp('executed_at', { withTimezone: true }),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
