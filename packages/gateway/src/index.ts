@@ -13,5 +13,3 @@ export { AgentLimitsCache, getAgentLimits, setAgentLimits } from './limits';
 export { covered, coveredTransaction, createGateway, notCovered, platformFactory, requireScope } from './service';
 export type { Gateway, GatewayActor, GatewayAudit, GatewayWrite } from './service';
 export * from './approval-policy';
-export * from './audit-anchors';
-export * from './audit-keys';

@@ -2,6 +2,7 @@ export { REPORT_NAMES } from './types';
 export type {
   Comparison,
   Condition,
+  JournalEffectLine,
   PlatformAdapter,
   PlatformOperation,
   PlatformQuery,
