@@ -36,6 +36,7 @@ import { bookRoutes } from './routes/books/index';
 import { contactRoutes } from './routes/contacts/index';
 import { documentRoutes } from './routes/documents/index';
 import { entryRoutes } from './routes/entries/index';
+import { agentProposalRoutes } from './routes/agent-proposals/index';
 import { gatewayRoutes } from './routes/gateway/index';
 import { AGENT_BASE } from './routes/gateway/schemas';
 import { healthRoutes } from './routes/health/index';
@@ -199,6 +200,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(userRoutes);
       await v1.register(apiKeyRoutes);
       await v1.register(importRoutes);
+      await v1.register(agentProposalRoutes);
     },
     { prefix: '/api/v1' },
   );

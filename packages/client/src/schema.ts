@@ -102,8 +102,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Open or close a client to agents (set its agentAccess)
-         * @description For firm owners and admins, signed in or through an API key of the firm; an OAuth access token (an agent) cannot change what agents may do: 403 FORBIDDEN. Reaches clients whose access is `none` too.
+         * Open or close a client to agents (its agentAccess), or set its approval policy
+         * @description For firm owners and admins, signed in or through an API key of the firm; an OAuth access token (an agent) cannot change what agents may do: 403 FORBIDDEN. Reaches clients whose access is `none` too. `approvalPolicy` sets the client's own policy (null: the firm's default again); a policy naming an entity agents do not write, an unknown operation or a negative amount is 400 VALIDATION_ERROR.
          *
          *     Requires scope `acct:clients:write`.
          */
@@ -153,7 +153,7 @@ export interface paths {
         put?: never;
         /**
          * Create a record
-         * @description The body is the platform's payload for the entity. Requires Idempotency-Key.
+         * @description The body is the platform's payload for the entity. Requires Idempotency-Key. When the firm's approval policy holds the write, nothing is written: 202 with the proposal (GET /agent/v1/proposals/{id} follows it; the same Idempotency-Key answers it again, and once approved and run, the write's own response).
          *
          *     Requires scope `acct:entities:write`.
          *
@@ -186,7 +186,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a record
-         * @description Transactions are voided: they leave every list and report, and the books keep them as void. The SyncToken goes in the body or the query string.
+         * @description Transactions are voided: they leave every list and report, and the books keep them as void. The SyncToken goes in the body or the query string. When the firm's approval policy holds the write, nothing is written: 202 with the proposal (GET /agent/v1/proposals/{id} follows it; the same Idempotency-Key answers it again, and once approved and run, the write's own response).
          *
          *     Requires scope `acct:entities:write`.
          *
@@ -197,7 +197,7 @@ export interface paths {
         head?: never;
         /**
          * Sparse update of a record
-         * @description Fields left out keep their values. The body carries the SyncToken of the record as last read; a stale one is 409 STALE_SYNC_TOKEN with the current record in details[0].current.
+         * @description Fields left out keep their values. The body carries the SyncToken of the record as last read; a stale one is 409 STALE_SYNC_TOKEN with the current record in details[0].current. When the firm's approval policy holds the write, nothing is written: 202 with the proposal (GET /agent/v1/proposals/{id} follows it; the same Idempotency-Key answers it again, and once approved and run, the write's own response).
          *
          *     Requires scope `acct:entities:write`.
          *
@@ -295,7 +295,7 @@ export interface paths {
         put?: never;
         /**
          * Create a transaction
-         * @description `payload` is the platform's payload for `entityType`. Requires Idempotency-Key. `dryRun=true` answers 200 with the record and its journal lines and writes nothing.
+         * @description `payload` is the platform's payload for `entityType`. Requires Idempotency-Key. `dryRun=true` answers 200 with the record and its journal lines and writes nothing. When the firm's approval policy holds the write, nothing is written: 202 with the proposal (GET /agent/v1/proposals/{id} follows it; the same Idempotency-Key answers it again, and once approved and run, the write's own response).
          *
          *     Requires scope `acct:transactions:create`.
          *
@@ -328,7 +328,7 @@ export interface paths {
         post?: never;
         /**
          * Delete (void) a transaction
-         * @description Needs `syncToken`. The books keep the transaction as void; it leaves every list and report.
+         * @description Needs `syncToken`. The books keep the transaction as void; it leaves every list and report. When the firm's approval policy holds the write, nothing is written: 202 with the proposal (GET /agent/v1/proposals/{id} follows it; the same Idempotency-Key answers it again, and once approved and run, the write's own response).
          *
          *     Requires scope `acct:transactions:delete`.
          *
@@ -339,7 +339,7 @@ export interface paths {
         head?: never;
         /**
          * Update a transaction
-         * @description A sparse update: `payload` carries the changed fields and the SyncToken of the record as last read. A stale SyncToken is 409 STALE_SYNC_TOKEN with the current record in details[0].current.
+         * @description A sparse update: `payload` carries the changed fields and the SyncToken of the record as last read. A stale SyncToken is 409 STALE_SYNC_TOKEN with the current record in details[0].current. When the firm's approval policy holds the write, nothing is written: 202 with the proposal (GET /agent/v1/proposals/{id} follows it; the same Idempotency-Key answers it again, and once approved and run, the write's own response).
          *
          *     Requires scope `acct:transactions:update`.
          *
@@ -370,6 +370,38 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/approval-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The firm's default approval policy for agent writes
+         * @description Which agent writes wait for a person: the firm default, which a client (PATCH /acct/clients/{clientId}, `approvalPolicy`) and an agent may override. The shipped default is `auto`: nothing waits.
+         *
+         *     Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentApprovalPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the firm's default approval policy
+         * @description For firm owners and admins, signed in or through an API key of the firm that covers every organization; an OAuth access token (an agent) cannot change it: 403 FORBIDDEN. The body replaces the policy. An entity agents do not write, an unknown operation or a negative amount is 400 VALIDATION_ERROR.
+         *
+         *     Requires scope `acct:clients:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        patch: operations["patchAgentApprovalPolicy"];
         trace?: never;
     };
     "/agent/v1/audit-events": {
@@ -426,6 +458,30 @@ export interface paths {
          *     Needs a credential that covers every organization of the firm (not one limited to some).
          */
         patch: operations["patchAgentLimits"];
+        trace?: never;
+    };
+    "/agent/v1/proposals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of this agent's proposals
+         * @description A write the approval policy held (202 on the write route): its status, and once it ran, its result. Only the credential that proposed sees it; another's is 404 NOT_FOUND.
+         *
+         *     Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentV1ProposalsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/agent/v1/recipes": {
@@ -787,6 +843,98 @@ export interface paths {
          *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchAccountsById"];
+        trace?: never;
+    };
+    "/api/v1/agent-proposals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Agent proposals waiting for, or past, a decision
+         * @description Newest first, across the companies this credential may see. A pending proposal past its expiry is listed as `expired`.
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getAgentProposals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent-proposals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One agent proposal
+         * @description The request as the agent sent it, its preview, the decision and the result.
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getAgentProposalsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent-proposals/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an agent proposal: its write runs once
+         * @description The write runs now, once, as the agent that proposed it (its scopes, its Idempotency-Key), after checking that the record has not changed since (its SyncToken) and, on the books, the period is open: otherwise the proposal turns `failed` with the reason and nothing is written. Answers the proposal, `executed` with the result or `failed`. People signed in and API keys of the firm decide; a member, and a key limited to some companies, only on the companies they may see (another's is 404 NOT_FOUND). No OAuth access token (an agent) decides, and the credential that proposed never decides on its own proposal: 403 FORBIDDEN. A proposal that is not pending (approved, executed, failed, rejected, expired) is 409 INVALID_STATE; of two decisions at once, one wins.
+         *
+         *     Requires scope `entries:write`.
+         */
+        post: operations["postAgentProposalsByIdApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent-proposals/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject an agent proposal
+         * @description Nothing is written; the agent sees `rejected` and the note. People signed in and API keys of the firm decide; a member, and a key limited to some companies, only on the companies they may see (another's is 404 NOT_FOUND). No OAuth access token (an agent) decides, and the credential that proposed never decides on its own proposal: 403 FORBIDDEN. A proposal that is not pending (approved, executed, failed, rejected, expired) is 409 INVALID_STATE; of two decisions at once, one wins.
+         *
+         *     Requires scope `entries:write`.
+         */
+        post: operations["postAgentProposalsByIdReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/api-keys": {
@@ -4445,6 +4593,7 @@ export interface components {
              * @enum {unknown}
              */
             agentAccess: "none" | "read" | "read_write";
+            approvalPolicy?: components["schemas"]["GetAgentAcctClientsResponseDataItemApprovalPolicy"];
             /**
              * Format: uuid
              * @description The organization id.
@@ -4460,6 +4609,13 @@ export interface components {
              * @enum {unknown}
              */
             status: "connected" | "needs_reauth" | "disconnected" | "error";
+        };
+        /** AcctClientPatch */
+        AcctClientPatch: {
+            /** @enum {unknown} */
+            agentAccess?: "none" | "read" | "read_write";
+            /** @description The client's own approval policy; null: the firm's default applies again. */
+            approvalPolicy?: components["schemas"]["ApprovalPolicy2"] | null;
         };
         /** Address */
         Address: {
@@ -4478,6 +4634,14 @@ export interface components {
             line2?: string;
             postalCode?: string;
             region?: string;
+        };
+        /** AgentApprovalPolicy */
+        AgentApprovalPolicy: {
+            /** @description The firm's own default; null: none set. */
+            firm: components["schemas"]["ApprovalPolicy"] | null;
+            policy: components["schemas"]["ApprovalPolicy"];
+            /** @description Where the policy in force comes from; `default`: none set, the shipped `auto`. */
+            source: "agent" | "client" | "firm" | "default";
         };
         /** AgentAuditEvent */
         AgentAuditEvent: {
@@ -4541,6 +4705,51 @@ export interface components {
         AgentLimitsResponse: {
             data: components["schemas"]["AgentLimits"];
         };
+        /** AgentProposal */
+        AgentProposal: {
+            agent: components["schemas"]["GetAgentProposalsResponseDataItemAgent"];
+            /** Format: uuid */
+            clientId: string;
+            /** Format: date-time */
+            createdAt: string;
+            decision: components["schemas"]["GetAgentProposalsResponseDataItemDecisionOption1"] | null;
+            entity: string;
+            executedAt: string | null;
+            /** Format: date-time */
+            expiresAt: string;
+            failure: {
+                code: string;
+                reason: string;
+            } | null;
+            /** Format: uuid */
+            id: string;
+            links: {
+                approve: string;
+                reject: string;
+                self: string;
+            };
+            operation: "create" | "update" | "delete";
+            preview: components["schemas"]["GetAgentProposalsResponseDataItemPreview"];
+            /** @description The agent's X-Agent-Reason. */
+            reason: string | null;
+            request: components["schemas"]["GetAgentProposalsResponseDataItemRequest"];
+            /** @description The executed write's response, as the agent's retry with its Idempotency-Key gets it. */
+            result: {
+                body: unknown;
+                status: number;
+            } | null;
+            /** @description Why the policy held the write. */
+            rules: string[];
+            /** @description `pending` waits for a person; `approved` is running; `executed` ran (`result`); `failed` could not run (`failure`, nothing written); `rejected`; `expired` (no decision before `expiresAt`). */
+            status: "pending" | "approved" | "rejected" | "executed" | "failed" | "expired";
+            targetId: string | null;
+            transactionType: string | null;
+        };
+        /** AgentProposalDecision */
+        AgentProposalDecision: {
+            /** @description Why, for the agent and the audit trail. */
+            note?: string | null;
+        };
         /** AgingReport */
         AgingReport: {
             /**
@@ -4599,6 +4808,50 @@ export interface components {
             prefix: string;
             revokedAt: string | null;
             scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+        };
+        /** ApprovalPolicy */
+        ApprovalPolicy: {
+            /** @description Writes over this amount, in cents of the client's currency: the preview's total debits, else TotalAmt. */
+            amountOverCents?: number;
+            /** @description Writes dated on or before the books' closing date. */
+            closedPeriod?: boolean;
+            /**
+             * Format: date
+             * @description Writes dated (TxnDate) before this day.
+             */
+            datesBefore?: string;
+            /** @description Writes to these entities (`Bill`, `Vendor`; GET /acct/coverage). */
+            entityTypes?: string[];
+            /** @description Hours a proposal waits for a decision; 168 by default. */
+            expiresInHours?: number;
+            /** @description `auto`: agent writes run. `approval`: a write matching any rule below waits for a person (202 and a proposal); with no rule given, every agent write does. */
+            mode: "auto" | "approval";
+            /** @description Customers and vendors created. */
+            newContacts?: boolean;
+            /** @description Writes of these operations: `create`, `update`, `delete` (void). */
+            operations?: string[];
+        };
+        /** ApprovalPolicy */
+        ApprovalPolicy2: {
+            /** @description Writes over this amount, in cents of the client's currency: the preview's total debits, else TotalAmt. */
+            amountOverCents?: number;
+            /** @description Writes dated on or before the books' closing date. */
+            closedPeriod?: boolean;
+            /**
+             * Format: date
+             * @description Writes dated (TxnDate) before this day.
+             */
+            datesBefore?: string;
+            /** @description Writes to these entities (`Bill`, `Vendor`; GET /acct/coverage). */
+            entityTypes?: string[];
+            /** @description Hours a proposal waits for a decision; 168 by default. */
+            expiresInHours?: number;
+            /** @description `auto`: agent writes run. `approval`: a write matching any rule below waits for a person (202 and a proposal); with no rule given, every agent write does. */
+            mode: "auto" | "approval";
+            /** @description Customers and vendors created. */
+            newContacts?: boolean;
+            /** @description Writes of these operations: `create`, `update`, `delete` (void). */
+            operations?: string[];
         };
         /** AuditEvent */
         AuditEvent: {
@@ -5334,9 +5587,65 @@ export interface components {
         GetAgentAcctClientsByClientIdResponse: {
             data: components["schemas"]["AcctClient"];
         };
+        /** @description The approval policy in force for agents writing to this client (one client only). */
+        GetAgentAcctClientsResponseDataItemApprovalPolicy: {
+            policy: components["schemas"]["ApprovalPolicy"];
+            /** @description Where the policy in force comes from; `default`: none set, the shipped `auto`. */
+            source: "agent" | "client" | "firm" | "default";
+        };
+        GetAgentApprovalPolicyResponse: {
+            data: components["schemas"]["AgentApprovalPolicy"];
+        };
         GetAgentLimitsResponseDataFirm: {
             readLimit: number | null;
             writeBudget: number | null;
+        };
+        GetAgentProposalsByIdResponse: {
+            data: components["schemas"]["AgentProposal"];
+        };
+        GetAgentProposalsResponseDataItemAgent: {
+            /** @description The agent: the OAuth client id, or the API key id. */
+            clientId: string;
+            /** @description The API key id, or the OAuth grant id. */
+            id: string;
+            /** @description `api_key` or `oauth_token`. */
+            kind: string;
+        };
+        GetAgentProposalsResponseDataItemDecisionOption1: {
+            /** Format: date-time */
+            at: string;
+            by: {
+                id: string;
+                kind: string;
+            };
+            note: string | null;
+        };
+        GetAgentProposalsResponseDataItemPreview: {
+            /** @description The journal lines the write would post. */
+            journal: components["schemas"]["GetAgentProposalsResponseDataItemPreviewJournalItem"][];
+            period: components["schemas"]["GetAgentProposalsResponseDataItemPreviewPeriod"];
+            /** @description The record as the write would leave it. */
+            record: {
+                [key: string]: unknown;
+            };
+            /** @description The SyncToken the record had when proposed (update, delete); approval re-checks it. */
+            syncToken: string | null;
+        };
+        GetAgentProposalsResponseDataItemPreviewJournalItem: {
+            accountId: string;
+            credit: number;
+            debit: number;
+            description: string | null;
+        };
+        GetAgentProposalsResponseDataItemPreviewPeriod: {
+            closedThrough: string | null;
+            status: "open" | "closed";
+        };
+        GetAgentProposalsResponseDataItemRequest: {
+            body: unknown;
+            idempotencyKey: string | null;
+            method: string;
+            path: string;
         };
         GetBankAccountsResponse: {
             data: components["schemas"]["BankAccount"][];
@@ -6107,12 +6416,6 @@ export interface components {
         PostAgentAcctClientsByClientIdTransactionsResponse: {
             data: components["schemas"]["TransactionWriteResponse"];
         };
-        PostAgentAcctClientsByClientIdTransactionsResponseDataJournalItem: {
-            accountId: string;
-            credit: number;
-            debit: number;
-            description: string | null;
-        };
         PostBillPaymentsBodyAllocationsItem: {
             /** @description Paid towards this bill; at most its open balance. */
             amountCents: number;
@@ -6525,7 +6828,7 @@ export interface components {
             dryRun?: boolean;
             entityType: string;
             /** @description The journal lines the write posted (or, on a dry run, would post). */
-            journal?: components["schemas"]["PostAgentAcctClientsByClientIdTransactionsResponseDataJournalItem"][];
+            journal?: components["schemas"]["GetAgentProposalsResponseDataItemPreviewJournalItem"][];
             operation: "create" | "update" | "delete";
             /** Format: date-time */
             postedAt: string;
@@ -6644,7 +6947,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "webhook.test";
+            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "webhook.test";
             /** Format: uuid */
             id: string;
             lastAttemptedAt: string | null;
@@ -6696,7 +6999,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "webhook.test";
+            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "webhook.test";
             /** Format: uuid */
             id: string;
             lastAttemptedAt: string | null;
@@ -6724,7 +7027,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            type: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "webhook.test";
+            type: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "webhook.test";
         };
         /** WebhookSubscription */
         WebhookSubscription: {
@@ -6735,7 +7038,7 @@ export interface components {
             /** @description Why the subscription is disabled: by its owner, after failing for 3 days, or on 410 Gone. */
             disabledReason: string | null;
             enabled: boolean;
-            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed")[];
+            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired")[];
             /** Format: uuid */
             id: string;
             /** @description Null: every organization of the firm. */
@@ -6755,7 +7058,7 @@ export interface components {
             /** @description Why the subscription is disabled: by its owner, after failing for 3 days, or on 410 Gone. */
             disabledReason: string | null;
             enabled: boolean;
-            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed")[];
+            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired")[];
             /** Format: uuid */
             id: string;
             /** @description Null: every organization of the firm. */
@@ -6833,6 +7136,24 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["GetAgentAcctClientsByClientIdResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetAgentApprovalPolicyResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetAgentApprovalPolicyResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetAgentProposalsByIdResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetAgentProposalsByIdResponse"];
             };
         };
         /** @description Default Response */
@@ -7244,6 +7565,8 @@ export interface components {
         HeaderIdempotencyKey: string;
         /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
         HeaderIdempotencyKey2: string;
+        /** @description Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval policy holds it. */
+        HeaderXAgentReason: string;
         /** @description The organization (client company) the request acts on. */
         HeaderXOrganizationId: string;
         /** @description A client id (its `id`). */
@@ -7274,8 +7597,10 @@ export interface components {
         PathId9: string;
         /** @description API key id. */
         PathId10: string;
-        /** @description The record's `Id`. */
+        /** @description A proposal id. */
         PathId11: string;
+        /** @description The record's `Id`. */
+        PathId12: string;
         /** @description Import id. */
         PathImportId: string;
         /** @description The token of the invitation link (inv_...). */
@@ -7483,10 +7808,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {unknown} */
-                    agentAccess: "none" | "read" | "read_write";
-                };
+                "application/json": components["schemas"]["AcctClientPatch"];
             };
         };
         responses: {
@@ -7568,6 +7890,8 @@ export interface operations {
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
+                /** @description Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval policy holds it. */
+                "x-agent-reason"?: components["parameters"]["HeaderXAgentReason"];
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
@@ -7587,6 +7911,7 @@ export interface operations {
         responses: {
             200: components["responses"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
             201: components["responses"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            202: components["responses"]["GetAgentProposalsByIdResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
@@ -7608,7 +7933,7 @@ export interface operations {
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId11"];
+                id: components["parameters"]["PathId12"];
             };
             cookie?: never;
         };
@@ -7636,13 +7961,15 @@ export interface operations {
             header?: {
                 /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+                /** @description Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval policy holds it. */
+                "x-agent-reason"?: components["parameters"]["HeaderXAgentReason"];
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId11"];
+                id: components["parameters"]["PathId12"];
             };
             cookie?: never;
         };
@@ -7658,6 +7985,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            202: components["responses"]["GetAgentProposalsByIdResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
@@ -7679,13 +8007,15 @@ export interface operations {
             header?: {
                 /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+                /** @description Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval policy holds it. */
+                "x-agent-reason"?: components["parameters"]["HeaderXAgentReason"];
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId11"];
+                id: components["parameters"]["PathId12"];
             };
             cookie?: never;
         };
@@ -7699,6 +8029,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["PostAgentAcctClientsByClientIdEntitiesByEntityResponse"];
+            202: components["responses"]["GetAgentProposalsByIdResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
@@ -7877,6 +8208,8 @@ export interface operations {
             header: {
                 /** @description Required. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key": components["parameters"]["HeaderIdempotencyKey"];
+                /** @description Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval policy holds it. */
+                "x-agent-reason"?: components["parameters"]["HeaderXAgentReason"];
             };
             path: {
                 /** @description A client id (its `id`). */
@@ -7892,6 +8225,7 @@ export interface operations {
         responses: {
             200: components["responses"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
             201: components["responses"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
+            202: components["responses"]["GetAgentProposalsByIdResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
@@ -7940,6 +8274,8 @@ export interface operations {
             header?: {
                 /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+                /** @description Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval policy holds it. */
+                "x-agent-reason"?: components["parameters"]["HeaderXAgentReason"];
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
@@ -7955,6 +8291,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
+            202: components["responses"]["GetAgentProposalsByIdResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
@@ -7976,6 +8313,8 @@ export interface operations {
             header?: {
                 /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+                /** @description Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval policy holds it. */
+                "x-agent-reason"?: components["parameters"]["HeaderXAgentReason"];
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
@@ -7991,6 +8330,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
+            202: components["responses"]["GetAgentProposalsByIdResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
@@ -8027,6 +8367,49 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetAgentApprovalPolicyResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    patchAgentApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalPolicy2"];
+            };
+        };
+        responses: {
+            200: components["responses"]["GetAgentApprovalPolicyResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -8112,6 +8495,28 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentV1ProposalsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A proposal id. */
+                id: components["parameters"]["PathId11"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetAgentProposalsByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -8887,6 +9292,126 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["PostAccountsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentProposals: {
+        parameters: {
+            query?: {
+                /** @description Only this agent's: its OAuth client id, API key id or grant id. */
+                agent?: string;
+                /** @description Only this client's (company's) proposals. */
+                clientId?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: components["parameters"]["QueryCursor"];
+                /** @description Page size, 1-1000. */
+                limit?: components["parameters"]["QueryLimit"];
+                /** @description Only proposals in this status. */
+                status?: "pending" | "approved" | "rejected" | "executed" | "failed" | "expired";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentProposal"][];
+                        /** @description Pass as cursor for the next page; null at the end. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentProposalsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A proposal id. */
+                id: components["parameters"]["PathId11"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetAgentProposalsByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postAgentProposalsByIdApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A proposal id. */
+                id: components["parameters"]["PathId11"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentProposalDecision"];
+            };
+        };
+        responses: {
+            200: components["responses"]["GetAgentProposalsByIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postAgentProposalsByIdReject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A proposal id. */
+                id: components["parameters"]["PathId11"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentProposalDecision"];
+            };
+        };
+        responses: {
+            200: components["responses"]["GetAgentProposalsByIdResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
@@ -14282,7 +14807,7 @@ export interface operations {
                     description?: string | null;
                     /** @default true */
                     enabled?: boolean;
-                    eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed")[];
+                    eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired")[];
                     /** @description The organizations whose events are sent; null for every organization of the firm. */
                     organizationIds?: string[] | null;
                     /** @description An https URL whose host resolves only to public addresses; no credentials, IP literals in dotted-decimal form only. */
@@ -14363,7 +14888,7 @@ export interface operations {
                     description?: string | null;
                     /** @description true re-enables a disabled subscription and clears its disabledReason. */
                     enabled?: boolean;
-                    eventTypes?: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed")[];
+                    eventTypes?: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired")[];
                     /** @description The organizations whose events are sent; null for every organization of the firm. */
                     organizationIds?: string[] | null;
                     /** @description An https URL whose host resolves only to public addresses; no credentials, IP literals in dotted-decimal form only. */
@@ -14390,7 +14915,7 @@ export interface operations {
                 /** @description The nextCursor of the previous page. */
                 cursor?: components["parameters"]["QueryCursor"];
                 /** @description An event type of the catalogue. */
-                eventType?: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "webhook.test";
+                eventType?: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "webhook.test";
                 /** @description Page size, 1-1000. */
                 limit?: components["parameters"]["QueryLimit"];
                 since?: components["parameters"]["QuerySince"];

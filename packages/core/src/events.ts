@@ -65,6 +65,13 @@ export const EVENT_TYPES = {
   'import.completed':
     'An import of journal history or accounts finished: counts of rows, entries posted and rows refused (atomicity=entry).',
   'import.failed': 'A background import stopped without posting the rest of its file; the import says why.',
+  'agent_proposal.created': "An agent's write was held by the firm's approval policy: a proposal waits for a person.",
+  'agent_proposal.approved': 'A person approved an agent proposal; its write runs next.',
+  'agent_proposal.rejected': 'A person rejected an agent proposal; nothing was written.',
+  'agent_proposal.executed': "An approved agent proposal's write ran: the payload names the record.",
+  'agent_proposal.failed':
+    'An approved agent proposal could not run (a changed record, a closed period): nothing was written.',
+  'agent_proposal.expired': 'An agent proposal waited past its expiry without a decision.',
   'webhook.test': 'A test ping sent on request to one subscription only; it cannot be subscribed to.',
 } as const;
 

@@ -30,6 +30,13 @@ export interface ApprovalPolicy {
   expiresInHours?: number;
 }
 
+/** A policy as sent, before `checkApprovalPolicy`: its operations not yet known to be operations. */
+export type ApprovalPolicyInput = {
+  [K in keyof ApprovalPolicy]?: K extends 'operations' ? string[] : ApprovalPolicy[K] | undefined;
+} & {
+  mode: ApprovalPolicy['mode'];
+};
+
 /** The shipped default of every firm: writes run without approval. */
 export const AUTO_POLICY: ApprovalPolicy = { mode: 'auto' };
 
@@ -53,7 +60,7 @@ const CONTACTS = new Set(['Customer', 'Vendor']);
  * A policy as sent, checked: unknown entity types and operations, negative or fractional amounts, malformed dates
  * are VALIDATION_ERROR, every bad field named. Entity types are answered in the coverage's spelling.
  */
-export function checkApprovalPolicy(input: ApprovalPolicy): ApprovalPolicy {
+export function checkApprovalPolicy(input: ApprovalPolicyInput): ApprovalPolicy {
   const details: { field: string; message: string }[] = [];
   const out: ApprovalPolicy = { mode: input.mode };
   if (input.mode !== 'auto' && input.mode !== 'approval') {
@@ -71,11 +78,11 @@ export function checkApprovalPolicy(input: ApprovalPolicy): ApprovalPolicy {
   }
   if (input.operations !== undefined) {
     for (const op of input.operations) {
-      if (!APPROVAL_OPERATIONS.includes(op)) {
+      if (!(APPROVAL_OPERATIONS as readonly string[]).includes(op)) {
         details.push({ field: 'operations', message: `${String(op)} is not one of create, update, delete` });
       }
     }
-    out.operations = [...new Set(input.operations)];
+    out.operations = [...new Set(input.operations)] as ApprovalOperation[];
   }
   if (input.amountOverCents !== undefined) {
     if (!Number.isSafeInteger(input.amountOverCents) || input.amountOverCents < 0) {

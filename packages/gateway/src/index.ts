@@ -1,6 +1,6 @@
 export { appendAuditEvent, listAgentAuditEvents, openAuditTrail, verifyAuditChains } from './audit';
 export type { AuditTrail, ChainReport } from './audit';
-export { agentClientOf, listClients, setAgentAccess } from './clients';
+export { agentClientOf, getClient, listClients, setAgentAccess } from './clients';
 export type { Client } from './clients';
 export { COVERAGE, coverageOf, coverageOfShortcut, SHORTCUT_LISTS, TRANSACTION_TYPES } from './coverage';
 export type { CoverageEntry } from './coverage';
@@ -13,3 +13,4 @@ export { AgentLimitsCache, getAgentLimits, setAgentLimits } from './limits';
 export { covered, coveredTransaction, createGateway, notCovered, platformFactory, requireScope } from './service';
 export type { Gateway, GatewayActor, GatewayAudit, GatewayWrite } from './service';
 export * from './approval-policy';
+export * from './proposals';

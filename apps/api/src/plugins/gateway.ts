@@ -1,4 +1,4 @@
-import { createGateway, type Gateway, platformFactory } from '@firm/gateway';
+import { type Approvals, createApprovals, createGateway, type Gateway, platformFactory } from '@firm/gateway';
 import { createEmbeddedPlatform } from '@firm/platform';
 import { createQboPlatform, QboHttp } from '@firm/qbo';
 import type { FastifyPluginAsync } from 'fastify';
@@ -8,6 +8,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The agent gateway: an agent's reads and writes of a client's books, built once at start. */
     gateway: Gateway;
+    /** Agent write approvals: the writes the firm's policy holds, as proposals people decide on. */
+    approvals: Approvals;
   }
 }
 
@@ -47,4 +49,5 @@ export const gatewayPlugin: FastifyPluginAsync = fp(async (app) => {
       }),
     }),
   );
+  app.decorate('approvals', createApprovals({ db, gateway: app.gateway, audit: app.auditTrail }));
 });

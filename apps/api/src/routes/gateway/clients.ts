@@ -1,6 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DomainError } from '@firm/core';
-import { type Client, COVERAGE, listClients, setAgentAccess } from '@firm/gateway';
+import {
+  type Client,
+  COVERAGE,
+  effectiveApprovalPolicy,
+  getClient,
+  listClients,
+  setAgentAccess,
+  setApprovalPolicy,
+} from '@firm/gateway';
 import { Type } from 'typebox';
 import { errorResponses } from '../../errors/responses';
 import { DataOf } from '../../schemas';
@@ -73,7 +81,12 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { scope: 'acct:clients:read', organization: 'client', audit: 'clients.read' },
       schema: { tags, summary: 'One client', params: ClientParams, response: { 200: DataOf(ClientSchema) } },
     },
-    async (request) => ({ data: presentClient(request.client) }),
+    async (request) => ({
+      data: {
+        ...presentClient(request.client),
+        approvalPolicy: await effectiveApprovalPolicy(db(), request.credential.firmId, request.client.id, null),
+      },
+    }),
   );
 
   app.patch(
@@ -82,10 +95,12 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { scope: 'acct:clients:write', organization: 'none', audit: 'clients.update' },
       schema: {
         tags,
-        summary: 'Open or close a client to agents (set its agentAccess)',
+        summary: 'Open or close a client to agents (its agentAccess), or set its approval policy',
         description:
           'For firm owners and admins, signed in or through an API key of the firm; an OAuth access token (an ' +
-          'agent) cannot change what agents may do: 403 FORBIDDEN. Reaches clients whose access is `none` too.',
+          'agent) cannot change what agents may do: 403 FORBIDDEN. Reaches clients whose access is `none` too. ' +
+          "`approvalPolicy` sets the client's own policy (null: the firm's default again); a policy naming an " +
+          'entity agents do not write, an unknown operation or a negative amount is 400 VALIDATION_ERROR.',
         params: ClientParams,
         body: ClientPatch,
         response: { 200: DataOf(ClientSchema), ...errorResponses(415) },
@@ -96,11 +111,24 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
         throw new DomainError('FORBIDDEN', 'an agent cannot change agent access; a firm owner or admin does');
       }
       await requireFirmManager(request, 'change what agents may do');
-      const client = await db().transaction((tx) =>
-        setAgentAccess(tx, request.credential, request.params.clientId, request.body.agentAccess),
-      );
+      const { agentAccess, approvalPolicy } = request.body;
+      const client = await db().transaction(async (tx) => {
+        const current =
+          agentAccess === undefined
+            ? await getClient(tx, request.credential, request.params.clientId, { includeClosed: true })
+            : await setAgentAccess(tx, request.credential, request.params.clientId, agentAccess);
+        if (approvalPolicy !== undefined) {
+          await setApprovalPolicy(tx, request.credential.firmId, 'client', current.id, approvalPolicy);
+        }
+        return current;
+      });
       request.agentAudit.clientId = client.id;
-      return { data: presentClient(client) };
+      return {
+        data: {
+          ...presentClient(client),
+          approvalPolicy: await effectiveApprovalPolicy(db(), request.credential.firmId, client.id, null),
+        },
+      };
     },
   );
 

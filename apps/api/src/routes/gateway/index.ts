@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { approvalRoutes } from './approvals';
 import { auditRoutes } from './audit';
 import { clientRoutes } from './clients';
 import { addGatewayHooks } from './hooks';
@@ -25,6 +26,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // matches any one segment after a client.
   await app.register(limitRoutes);
   await app.register(clientRoutes);
+  await app.register(approvalRoutes);
   await app.register(recordRoutes);
   await app.register(queryRoutes);
   await app.register(passThroughRoutes);

@@ -6,16 +6,20 @@ import {
   coverageOfShortcut,
   covered,
   coveredTransaction,
+  type Client,
   type GatewayWrite,
   notCovered,
+  type ProposalRow,
 } from '@firm/gateway';
 import type { WriteResult } from '@firm/platform';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { errorResponses } from '../../errors/responses';
+import { Type } from 'typebox';
 import { IdempotencyHeaders, OptionalIdempotencyHeaders, sendOutcome } from '../../plugins/idempotency';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { actorOf, isDryRun, tags, writeKeyOf } from './hooks';
 import {
+  AGENT_REASON_HEADER,
   ClientParams,
   EntityDeleteBody,
   EntityDeleteQuery,
@@ -23,6 +27,7 @@ import {
   EntityParams,
   EntityPayload,
   PagingQuery,
+  ProposalOne,
   QueryResponse,
   READ_TIMEOUT,
   RecordOne,
@@ -56,13 +61,34 @@ interface RecordRoute {
   target: (request: FastifyRequest) => Target;
 }
 
+const Reason = Type.Optional(
+  Type.String({
+    maxLength: 1000,
+    description:
+      "Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval " +
+      'policy holds it.',
+  }),
+);
+const WriteHeaders = Type.Object({ ...IdempotencyHeaders.properties, [AGENT_REASON_HEADER]: Reason });
+const OptionalWriteHeaders = Type.Object({ ...OptionalIdempotencyHeaders.properties, [AGENT_REASON_HEADER]: Reason });
+
+/** What a write route says about the approval policy. */
+const HELD =
+  " When the firm's approval policy holds the write, nothing is written: 202 with the proposal (GET " +
+  '/agent/v1/proposals/{id} follows it; the same Idempotency-Key answers it again, and once approved and run, the ' +
+  "write's own response).";
+
 /** A resource's record routes: generic entities, or the allowlisted transaction types. */
 interface RecordResource {
   /** The audit operation's prefix (`entities.create`) and the route scopes' resource. */
   name: 'entities' | 'transactions';
   config: (action: Action) => FastifyContextConfig;
   /** The body of a write's response: the record, or the transaction's envelope. */
-  respond?: (request: FastifyRequest, target: Target, action: Action) => (r: WriteResult, dryRun: boolean) => object;
+  respond?: (
+    client: Client,
+    transactionType: string | undefined,
+    action: Action,
+  ) => (r: WriteResult, dryRun: boolean) => object;
   routes: RecordRoute[];
 }
 
@@ -123,12 +149,12 @@ const ENTITIES: RecordResource = {
       schema: {
         tags,
         summary: 'Create a record',
-        description: "The body is the platform's payload for the entity. Requires Idempotency-Key.",
+        description: "The body is the platform's payload for the entity. Requires Idempotency-Key." + HELD,
         params: EntityParams,
         querystring: WriteQuery,
-        headers: IdempotencyHeaders,
+        headers: WriteHeaders,
         body: EntityPayload,
-        response: { 200: RecordOne, 201: RecordOne, ...errorResponses(409, 415, 422) },
+        response: { 200: RecordOne, 201: RecordOne, 202: ProposalOne, ...errorResponses(409, 415, 422) },
       },
       target: (request) => ({ entity: params(request).entity, payload: body(request) }),
     },
@@ -141,12 +167,13 @@ const ENTITIES: RecordResource = {
         summary: 'Sparse update of a record',
         description:
           'Fields left out keep their values. The body carries the SyncToken of the record as last read; a stale one ' +
-          'is 409 STALE_SYNC_TOKEN with the current record in details[0].current.',
+          'is 409 STALE_SYNC_TOKEN with the current record in details[0].current.' +
+          HELD,
         params: EntityIdParams,
         querystring: WriteQuery,
-        headers: OptionalIdempotencyHeaders,
+        headers: OptionalWriteHeaders,
         body: EntityPayload,
-        response: { 200: RecordOne, ...errorResponses(409, 415, 422) },
+        response: { 200: RecordOne, 202: ProposalOne, ...errorResponses(409, 415, 422) },
       },
       target: (request) => ({ entity: params(request).entity, id: params(request).id, payload: body(request) }),
     },
@@ -159,12 +186,13 @@ const ENTITIES: RecordResource = {
         summary: 'Delete a record',
         description:
           'Transactions are voided: they leave every list and report, and the books keep them as void. The ' +
-          'SyncToken goes in the body or the query string.',
+          'SyncToken goes in the body or the query string.' +
+          HELD,
         params: EntityIdParams,
         querystring: EntityDeleteQuery,
-        headers: OptionalIdempotencyHeaders,
+        headers: OptionalWriteHeaders,
         body: EntityDeleteBody,
-        response: { 200: RecordOne, ...errorResponses(409, 415, 422) },
+        response: { 200: RecordOne, 202: ProposalOne, ...errorResponses(409, 415, 422) },
       },
       target: (request) => ({
         entity: params(request).entity,
@@ -189,11 +217,11 @@ const TRANSACTIONS: RecordResource = {
     ...(action === 'list' || action === 'read' ? {} : { agentWrite: true }),
     audit: `transactions.${action}`,
   }),
-  respond: (request, target, action) => (r, dryRun) => ({
+  respond: (client, transactionType, action) => (r, dryRun) => ({
     data: {
-      clientId: request.client.id,
-      acctCompanyId: request.client.acctCompanyId,
-      entityType: target.transactionType,
+      clientId: client.id,
+      acctCompanyId: client.acctCompanyId,
+      entityType: transactionType,
       transactionId: r.record.Id,
       operation: action,
       source: 'acct' as const,
@@ -242,12 +270,18 @@ const TRANSACTIONS: RecordResource = {
         summary: 'Create a transaction',
         description:
           "`payload` is the platform's payload for `entityType`. Requires Idempotency-Key. `dryRun=true` answers 200 " +
-          'with the record and its journal lines and writes nothing.',
+          'with the record and its journal lines and writes nothing.' +
+          HELD,
         params: ClientParams,
         querystring: WriteQuery,
-        headers: IdempotencyHeaders,
+        headers: WriteHeaders,
         body: TransactionWrite,
-        response: { 200: TransactionWriteResponse, 201: TransactionWriteResponse, ...errorResponses(409, 415, 422) },
+        response: {
+          200: TransactionWriteResponse,
+          201: TransactionWriteResponse,
+          202: ProposalOne,
+          ...errorResponses(409, 415, 422),
+        },
       },
       target: (request) => ({ transactionType: write(request).entityType, payload: write(request).payload ?? {} }),
     },
@@ -260,12 +294,13 @@ const TRANSACTIONS: RecordResource = {
         summary: 'Update a transaction',
         description:
           'A sparse update: `payload` carries the changed fields and the SyncToken of the record as last read. A ' +
-          'stale SyncToken is 409 STALE_SYNC_TOKEN with the current record in details[0].current.',
+          'stale SyncToken is 409 STALE_SYNC_TOKEN with the current record in details[0].current.' +
+          HELD,
         params: TransactionParams,
         querystring: WriteQuery,
-        headers: OptionalIdempotencyHeaders,
+        headers: OptionalWriteHeaders,
         body: TransactionWrite,
-        response: { 200: TransactionWriteResponse, ...errorResponses(409, 415, 422) },
+        response: { 200: TransactionWriteResponse, 202: ProposalOne, ...errorResponses(409, 415, 422) },
       },
       target: (request) => ({
         transactionType: write(request).entityType,
@@ -280,12 +315,13 @@ const TRANSACTIONS: RecordResource = {
       schema: {
         tags,
         summary: 'Delete (void) a transaction',
-        description: 'Needs `syncToken`. The books keep the transaction as void; it leaves every list and report.',
+        description:
+          'Needs `syncToken`. The books keep the transaction as void; it leaves every list and report.' + HELD,
         params: TransactionParams,
         querystring: WriteQuery,
-        headers: OptionalIdempotencyHeaders,
+        headers: OptionalWriteHeaders,
         body: TransactionDelete,
-        response: { 200: TransactionWriteResponse, ...errorResponses(409, 415, 422) },
+        response: { 200: TransactionWriteResponse, 202: ProposalOne, ...errorResponses(409, 415, 422) },
       },
       target: (request) => ({
         transactionType: body<{ entityType: string }>(request).entityType,
@@ -336,19 +372,27 @@ async function handle(
       data: await app.gateway.readRecord(actorOf(request), request.client, entry.entity, target.id as string),
     };
   }
-  const outcome = await app.gateway.write(
-    actorOf(request),
-    request.client,
-    { ...target, operation: route.action } satisfies GatewayWrite,
-    {
+  const reason = request.headers[AGENT_REASON_HEADER];
+  const outcome = await app.approvals.submit(actorOf(request), request.client, {
+    write: { ...target, operation: route.action } satisfies GatewayWrite,
+    options: {
       dryRun: isDryRun(request),
       key: writeKeyOf(request),
       audit: request.agentAudit,
-      ...(resource.respond ? { respond: resource.respond(request, target, route.action) } : {}),
+      ...(resource.respond ? { respond: resource.respond(request.client, target.transactionType, route.action) } : {}),
     },
-  );
+    request: { method: request.method, path: request.url, body: request.body ?? null, resource: resource.name },
+    reason: typeof reason === 'string' && reason.trim() !== '' ? reason.trim() : null,
+  });
   return sendOutcome(reply, outcome);
 }
+
+/** The response body an approved proposal's write answers with: the one its route would have sent. */
+export const respondForProposal = (proposal: ProposalRow, client: Client) => {
+  const resource = (proposal.request as { resource?: string }).resource;
+  if (resource !== 'transactions' || !TRANSACTIONS.respond) return undefined;
+  return TRANSACTIONS.respond(client, proposal.transactionType ?? undefined, proposal.operation);
+};
 
 /** Generic entities and the allowlisted transaction types: list, read, create, sparse update, delete. */
 export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {

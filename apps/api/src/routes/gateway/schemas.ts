@@ -34,6 +34,41 @@ export const StatusResponse = Type.Object(
   { title: 'AgentGatewayStatus' },
 );
 
+export const ApprovalPolicy = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('auto'), Type.Literal('approval')], {
+      description:
+        '`auto`: agent writes run. `approval`: a write matching any rule below waits for a person (202 and a ' +
+        'proposal); with no rule given, every agent write does.',
+    }),
+    entityTypes: Type.Optional(
+      Type.Array(Type.String(), { description: 'Writes to these entities (`Bill`, `Vendor`; GET /acct/coverage).' }),
+    ),
+    operations: Type.Optional(
+      Type.Array(Type.String(), { description: 'Writes of these operations: `create`, `update`, `delete` (void).' }),
+    ),
+    amountOverCents: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "Writes over this amount, in cents of the client's currency: the preview's total debits, else TotalAmt.",
+      }),
+    ),
+    datesBefore: Type.Optional(IsoDate('Writes dated (TxnDate) before this day.')),
+    closedPeriod: Type.Optional(Type.Boolean({ description: "Writes dated on or before the books' closing date." })),
+    newContacts: Type.Optional(Type.Boolean({ description: 'Customers and vendors created.' })),
+    expiresInHours: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 720, description: 'Hours a proposal waits for a decision; 168 by default.' }),
+    ),
+  },
+  { additionalProperties: false, title: 'ApprovalPolicy' },
+);
+
+export const ApprovalPolicySource = Type.Union(
+  [Type.Literal('agent'), Type.Literal('client'), Type.Literal('firm'), Type.Literal('default')],
+  { description: 'Where the policy in force comes from; `default`: none set, the shipped `auto`.' },
+);
+
 export const Client = Type.Object(
   {
     id: Uuid('The organization id.'),
@@ -56,12 +91,120 @@ export const Client = Type.Object(
         '`none`: invisible to agents (404). `read`: agents read; every write is 403 CLIENT_READ_ONLY. ' +
         '`read_write`: agents read and write within their scopes. New clients start at `none`.',
     }),
+    approvalPolicy: Type.Optional(
+      Type.Object(
+        { policy: ApprovalPolicy, source: ApprovalPolicySource },
+        { description: 'The approval policy in force for agents writing to this client (one client only).' },
+      ),
+    ),
   },
   { title: 'AcctClient' },
 );
 
 export const ClientParams = Type.Object({ clientId: Type.String({ description: 'A client id (its `id`).' }) });
-export const ClientPatch = Type.Object({ agentAccess: Type.Enum(AGENT_ACCESS) }, { additionalProperties: false });
+export const ApprovalPolicyResponse = DataOf(
+  Type.Object(
+    {
+      policy: ApprovalPolicy,
+      source: ApprovalPolicySource,
+      firm: Type.Union([ApprovalPolicy, Type.Null()], { description: "The firm's own default; null: none set." }),
+    },
+    { title: 'AgentApprovalPolicy' },
+  ),
+);
+
+export const ClientPatch = Type.Object(
+  {
+    agentAccess: Type.Optional(Type.Enum(AGENT_ACCESS)),
+    approvalPolicy: Type.Optional(
+      Type.Union([ApprovalPolicy, Type.Null()], {
+        description: "The client's own approval policy; null: the firm's default applies again.",
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1, title: 'AcctClientPatch' },
+);
+
+const JournalLine = Type.Object({
+  accountId: Type.String(),
+  debit: Type.Number(),
+  credit: Type.Number(),
+  description: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const Proposal = Type.Object(
+  {
+    id: Uuid(),
+    clientId: Uuid(),
+    status: Type.Union(
+      [
+        Type.Literal('pending'),
+        Type.Literal('approved'),
+        Type.Literal('rejected'),
+        Type.Literal('executed'),
+        Type.Literal('failed'),
+        Type.Literal('expired'),
+      ],
+      {
+        description:
+          '`pending` waits for a person; `approved` is running; `executed` ran (`result`); `failed` could not run ' +
+          '(`failure`, nothing written); `rejected`; `expired` (no decision before `expiresAt`).',
+      },
+    ),
+    agent: Type.Object({
+      kind: Type.String({ description: '`api_key` or `oauth_token`.' }),
+      id: Type.String({ description: 'The API key id, or the OAuth grant id.' }),
+      clientId: Type.String({ description: 'The agent: the OAuth client id, or the API key id.' }),
+    }),
+    entity: Type.String(),
+    transactionType: Type.Union([Type.String(), Type.Null()]),
+    operation: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('delete')]),
+    targetId: Type.Union([Type.String(), Type.Null()]),
+    request: Type.Object({
+      method: Type.String(),
+      path: Type.String(),
+      body: Type.Unknown(),
+      idempotencyKey: Type.Union([Type.String(), Type.Null()]),
+    }),
+    reason: Type.Union([Type.String(), Type.Null()], { description: "The agent's X-Agent-Reason." }),
+    rules: Type.Array(Type.String(), { description: 'Why the policy held the write.' }),
+    preview: Type.Object({
+      journal: Type.Array(JournalLine, { description: 'The journal lines the write would post.' }),
+      record: AnyObject('The record as the write would leave it.'),
+      syncToken: Type.Union([Type.String(), Type.Null()], {
+        description: 'The SyncToken the record had when proposed (update, delete); approval re-checks it.',
+      }),
+      period: Type.Object({
+        closedThrough: Type.Union([IsoDate(), Type.Null()]),
+        status: Type.Union([Type.Literal('open'), Type.Literal('closed')]),
+      }),
+    }),
+    decision: Type.Union([
+      Type.Object({
+        by: Type.Object({ kind: Type.String(), id: Type.String() }),
+        note: Type.Union([Type.String(), Type.Null()]),
+        at: Timestamp(),
+      }),
+      Type.Null(),
+    ]),
+    result: Type.Union([Type.Object({ status: Type.Integer(), body: Type.Unknown() }), Type.Null()], {
+      description: "The executed write's response, as the agent's retry with its Idempotency-Key gets it.",
+    }),
+    failure: Type.Union([Type.Object({ code: Type.String(), reason: Type.String() }), Type.Null()]),
+    expiresAt: Timestamp(),
+    createdAt: Timestamp(),
+    executedAt: Type.Union([Timestamp(), Type.Null()]),
+    links: Type.Object({ self: Type.String(), approve: Type.String(), reject: Type.String() }),
+  },
+  { title: 'AgentProposal' },
+);
+
+export const ProposalOne = DataOf(Proposal);
+
+export const ProposalParams = Type.Object({ id: Type.String({ description: 'A proposal id.' }) });
+
+/** The header an agent states its reason for a write in, shown to the approver when the write is held. */
+export const AGENT_REASON_HEADER = 'x-agent-reason';
 
 const LimitValue = Type.Integer({ minimum: 1, maximum: 1_000_000 });
 
