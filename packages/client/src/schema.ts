@@ -265,7 +265,7 @@ export interface paths {
         put?: never;
         /**
          * Relay a call to the client's platform API
-         * @description Reads and writes the covered entities as the platform's v3 API does: GET `<entity>/<id>`, POST `<entity>` (create, or a sparse update with Id and SyncToken in the body), POST `<entity>?operation=delete`, `query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's response body. A `query` call's text (the `query` parameter, or `query` in the body) is held to the query route's bounds: At most 10,000 characters, 50 conditions and 1,000 values in an IN list; STARTPOSITION a whole number from 1 to 1,000,000,000, MAXRESULTS from 1 to 1,000 (default 100); a date field (TxnDate, DueDate) compares with a real calendar date 'YYYY-MM-DD', a time (MetaData.*) with 'YYYY-MM-DDThh:mm:ss' and an optional Z or ±hh:mm (none: UTC) or a date. Anything else is 400 QUERY_INVALID naming the position (details[0].offset, line, column). A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT. A write to an archived company is 409 COMPANY_ARCHIVED.
+         * @description Reads and writes the covered entities as the platform's v3 API does: GET `<entity>/<id>`, POST `<entity>` (create, or a sparse update with Id and SyncToken in the body), POST `<entity>?operation=delete`, `query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's response body. A `query` call's text (the `query` parameter, or `query` in the body) is held to the query route's bounds: At most 10,000 characters, 50 conditions and 1,000 values in an IN list; STARTPOSITION a whole number from 1 to 1,000,000,000, MAXRESULTS from 1 to 1,000 (default 100); a date field (TxnDate, DueDate) compares with a real calendar date 'YYYY-MM-DD', a time (MetaData.*) with 'YYYY-MM-DDThh:mm:ss' and an optional Z or ±hh:mm (none: UTC) or a date. Anything else is 400 QUERY_INVALID naming the position (details[0].offset, line, column). A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT. A write to an archived company is 409 COMPANY_ARCHIVED. When the firm's approval policy holds the write, nothing is written: 202 with the proposal (GET /agent/v1/proposals/{id} follows it; the same Idempotency-Key answers it again, and once approved and run, the write's own response).
          *
          *     Requires scope `acct:clients:read`.
          */
@@ -8130,6 +8130,8 @@ export interface operations {
             header?: {
                 /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
                 "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+                /** @description Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval policy holds it. */
+                "x-agent-reason"?: components["parameters"]["HeaderXAgentReason"];
             };
             path: {
                 /** @description A client id (its `id`). */
@@ -8157,6 +8159,7 @@ export interface operations {
                     };
                 };
             };
+            202: components["responses"]["GetAgentProposalsByIdResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];

@@ -129,7 +129,9 @@ interface StoredRequest {
   method: string;
   path: string;
   body: unknown;
-  resource: 'entities' | 'transactions';
+  resource: 'entities' | 'transactions' | 'passthrough';
+  /** The status of the write when it runs, when not the operation's default (201 for a create, else 200). */
+  status?: number;
   write: GatewayWrite;
   key: IdempotencyKey | null;
 }
@@ -576,6 +578,7 @@ export function createApprovals(options: { db: Db; gateway: Gateway; audit: Audi
       const respond = respondFor(row, client);
       const written = await gateway.write(actor, client, request.write, {
         ...(request.key ? { key: request.key } : {}),
+        ...(request.status ? { status: request.status } : {}),
         ...(respond ? { respond } : {}),
         requireReadWrite: true,
       });

@@ -374,4 +374,28 @@ describe('a write held for approval', () => {
     expect(res.statusCode).toBe(400);
     expect((await agentCall('GET', `/agent/v1/proposals/${held.json().data.id}`)).json().data.status).toBe('pending');
   });
+
+  it('holds a write relayed through /request too, and runs it as the relay answers', async () => {
+    const held = await agentCall(
+      'POST',
+      `${base}/request`,
+      { method: 'POST', path: 'bill', body: billOf(20000).payload },
+      'relayed-bill',
+    );
+    expect(held.statusCode).toBe(202);
+    expect(held.json().data).toMatchObject({ status: 'pending', entity: 'Bill', request: { body: { path: 'bill' } } });
+    const before = await bills();
+    const res = await decide(held.json().data.id, 'approve');
+    expect(res.json().data).toMatchObject({ status: 'executed', result: { status: 200 } });
+    expect(res.json().data.result.body.data.Bill).toMatchObject({ TotalAmt: 20000 });
+    expect(await bills()).toBe((before ?? 0) + 1);
+    const retry = await agentCall(
+      'POST',
+      `${base}/request`,
+      { method: 'POST', path: 'bill', body: billOf(20000).payload },
+      'relayed-bill',
+    );
+    expect(retry.statusCode).toBe(200);
+    expect(retry.json().data.Bill.Id).toBe(res.json().data.result.body.data.Bill.Id);
+  });
 });

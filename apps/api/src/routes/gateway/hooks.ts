@@ -1,7 +1,8 @@
 import type { ErrorCode } from '@firm/core';
 import type { IdempotencyKey } from '@firm/db';
 import { agentClientOf, type GatewayActor } from '@firm/gateway';
-import type { PlatformAdapter, ReportName, ReportParams as PlatformReportParams } from '@firm/platform';
+import type { PlatformAdapter, ReportName, ReportParams as PlatformReportParams, WriteResult } from '@firm/platform';
+import type { CoverageEntry } from '@firm/gateway';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../../errors/responses';
 import { requestKeyOf } from '../../plugins/idempotency';
@@ -19,6 +20,11 @@ export const actorOf = (request: FastifyRequest): GatewayActor => ({
   id: request.credential.id,
   scopes: request.credential.scopes,
   requestId: request.id,
+});
+
+/** The body of a pass-through write: the record under its entity's name, as the platform's v3 API answers. */
+export const passThroughRespond = (r: WriteResult, _dryRun: boolean, entry: CoverageEntry) => ({
+  data: { [entry.entity]: r.record, time: new Date().toISOString() },
 });
 
 /** Whether a write route's request is a dry run (`dryRun=true`): nothing is written, not even its key's record. */

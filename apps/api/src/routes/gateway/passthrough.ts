@@ -2,9 +2,20 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { covered, requireScope, resolvePassThrough } from '@firm/gateway';
 import { errorResponses } from '../../errors/responses';
 import { DEFAULT_LIMIT } from '../../schemas';
-import { OptionalIdempotencyHeaders, sendOutcome } from '../../plugins/idempotency';
-import { actorOf, isDryRun, sendReport, tags, writeKeyOf } from './hooks';
-import { ClientParams, PassThroughBody, PassThroughResponse, QUERY_BOUNDS, READ_TIMEOUT, WriteQuery } from './schemas';
+import { sendOutcome } from '../../plugins/idempotency';
+import { actorOf, isDryRun, passThroughRespond, sendReport, tags, writeKeyOf } from './hooks';
+import {
+  AGENT_REASON_HEADER,
+  ClientParams,
+  HELD,
+  OptionalWriteHeaders,
+  PassThroughBody,
+  ProposalOne,
+  PassThroughResponse,
+  QUERY_BOUNDS,
+  READ_TIMEOUT,
+  WriteQuery,
+} from './schemas';
 
 /** A call relayed to the client's platform API, as its v3 API takes it. */
 export const passThroughRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -21,12 +32,12 @@ export const passThroughRoutes: FastifyPluginAsyncTypebox = async (app) => {
           '`query?query=...`, `reports/<Name>`, `companyinfo/<id>`. A GET needs the read scope of the entity it ' +
           "reaches, a write its write scope (and a client open to agents for writing). Answers with the platform's " +
           "response body. A `query` call's text (the `query` parameter, or `query` in the body) is held to the query " +
-          `route's bounds: ${QUERY_BOUNDS} ${READ_TIMEOUT} A write to an archived company is 409 COMPANY_ARCHIVED.`,
+          `route's bounds: ${QUERY_BOUNDS} ${READ_TIMEOUT} A write to an archived company is 409 COMPANY_ARCHIVED.${HELD}`,
         params: ClientParams,
         querystring: WriteQuery,
-        headers: OptionalIdempotencyHeaders,
+        headers: OptionalWriteHeaders,
         body: PassThroughBody,
-        response: { 200: PassThroughResponse, ...errorResponses(409, 415, 422) },
+        response: { 200: PassThroughResponse, 202: ProposalOne, ...errorResponses(409, 415, 422) },
       },
     },
     async (request, reply) => {
@@ -66,25 +77,32 @@ export const passThroughRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return { data: { [entry.entity]: record, time: time() } };
       }
       const payload = (body ?? {}) as Record<string, unknown>;
-      const outcome = await app.gateway.write(
-        actor,
-        request.client,
-        {
+      const reason = request.headers[AGENT_REASON_HEADER];
+      const outcome = await app.approvals.submit(actor, request.client, {
+        write: {
           entity: target.entry.entity,
           operation,
           id: id as string,
           payload,
           syncToken: String(payload.SyncToken ?? ''),
         },
-        {
+        options: {
           dryRun: isDryRun(request),
           key: writeKeyOf(request),
           status: 200,
           audit: request.agentAudit,
           requireReadWrite: true,
-          respond: (r, _dryRun, entry) => ({ data: { [entry.entity]: r.record, time: time() } }),
+          respond: passThroughRespond,
         },
-      );
+        request: {
+          method: request.method,
+          path: request.url,
+          body: request.body,
+          resource: 'passthrough',
+          status: 200,
+        },
+        reason: typeof reason === 'string' && reason.trim() !== '' ? reason.trim() : null,
+      });
       return sendOutcome(reply, outcome);
     },
   );

@@ -14,13 +14,15 @@ import {
 import type { WriteResult } from '@firm/platform';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { errorResponses } from '../../errors/responses';
-import { Type } from 'typebox';
-import { IdempotencyHeaders, OptionalIdempotencyHeaders, sendOutcome } from '../../plugins/idempotency';
+import { sendOutcome } from '../../plugins/idempotency';
 import { DEFAULT_LIMIT } from '../../schemas';
-import { actorOf, isDryRun, tags, writeKeyOf } from './hooks';
+import { actorOf, isDryRun, passThroughRespond, tags, writeKeyOf } from './hooks';
 import {
   AGENT_REASON_HEADER,
   ClientParams,
+  HELD,
+  OptionalWriteHeaders,
+  WriteHeaders,
   EntityDeleteBody,
   EntityDeleteQuery,
   EntityIdParams,
@@ -60,23 +62,6 @@ interface RecordRoute {
   schema: FastifySchema;
   target: (request: FastifyRequest) => Target;
 }
-
-const Reason = Type.Optional(
-  Type.String({
-    maxLength: 1000,
-    description:
-      "Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval " +
-      'policy holds it.',
-  }),
-);
-const WriteHeaders = Type.Object({ ...IdempotencyHeaders.properties, [AGENT_REASON_HEADER]: Reason });
-const OptionalWriteHeaders = Type.Object({ ...OptionalIdempotencyHeaders.properties, [AGENT_REASON_HEADER]: Reason });
-
-/** What a write route says about the approval policy. */
-const HELD =
-  " When the firm's approval policy holds the write, nothing is written: 202 with the proposal (GET " +
-  '/agent/v1/proposals/{id} follows it; the same Idempotency-Key answers it again, and once approved and run, the ' +
-  "write's own response).";
 
 /** A resource's record routes: generic entities, or the allowlisted transaction types. */
 interface RecordResource {
@@ -390,6 +375,7 @@ async function handle(
 /** The response body an approved proposal's write answers with: the one its route would have sent. */
 export const respondForProposal = (proposal: ProposalRow, client: Client) => {
   const resource = (proposal.request as { resource?: string }).resource;
+  if (resource === 'passthrough') return passThroughRespond;
   if (resource !== 'transactions' || !TRANSACTIONS.respond) return undefined;
   return TRANSACTIONS.respond(client, proposal.transactionType ?? undefined, proposal.operation);
 };

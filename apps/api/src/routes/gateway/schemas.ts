@@ -2,6 +2,7 @@ import { AGENT_ACCESS, CLIENT_STATUSES } from '@firm/db';
 import { COVERAGE, QUERY_LIMITS, SHORTCUT_LISTS, TRANSACTION_TYPES } from '@firm/gateway';
 import { Type } from 'typebox';
 import { REPORT_NAMES } from '@firm/platform';
+import { IdempotencyHeaders, OptionalIdempotencyHeaders } from '../../plugins/idempotency';
 import { DataOf, IsoDate, ListQuery, Timestamp, Uuid } from '../../schemas';
 
 export const AGENT_BASE = '/agent/v1';
@@ -533,3 +534,23 @@ export const HealthScanResponse = DataOf(
     { title: 'HealthScan' },
   ),
 );
+
+const Reason = Type.Optional(
+  Type.String({
+    maxLength: 1000,
+    description:
+      "Why the agent makes this write, in a sentence: shown to the person who approves it when the firm's approval " +
+      'policy holds it.',
+  }),
+);
+export const WriteHeaders = Type.Object({ ...IdempotencyHeaders.properties, [AGENT_REASON_HEADER]: Reason });
+export const OptionalWriteHeaders = Type.Object({
+  ...OptionalIdempotencyHeaders.properties,
+  [AGENT_REASON_HEADER]: Reason,
+});
+
+/** What a write route says about the approval policy. */
+export const HELD =
+  " When the firm's approval policy holds the write, nothing is written: 202 with the proposal (GET " +
+  '/agent/v1/proposals/{id} follows it; the same Idempotency-Key answers it again, and once approved and run, the ' +
+  "write's own response).";
