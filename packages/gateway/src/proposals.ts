@@ -459,8 +459,18 @@ export function createApprovals(options: { db: Db; gateway: Gateway; audit: Audi
     filter: { clientId?: string; status?: ProposalStatus; agent?: string; limit: number; cursor?: string },
   ): Promise<Page<ProposalView>> {
     if (approver.organizationIds?.length === 0) return { data: [], nextCursor: null };
-    await db.execute(sql`update agent_proposals set status = 'expired'
-      where firm_id = ${approver.firmId} and status = 'pending' and expires_at <= ${now().toISOString()}::timestamptz`);
+    const due = await db
+      .select()
+      .from(agentProposals)
+      .where(
+        and(
+          eq(agentProposals.firmId, approver.firmId),
+          eq(agentProposals.status, 'pending'),
+          sql`${agentProposals.expiresAt} <= ${now().toISOString()}::timestamptz`,
+        ),
+      )
+      .limit(100);
+    for (const row of due) await expireIfDue(row);
     const before = filter.cursor ? decodeCursor(filter.cursor, ['timestamp', 'uuid']).map(String) : null;
     const visible = approver.organizationIds;
     const ids = rowsOf<{ id: string; created_at_exact: string }>(

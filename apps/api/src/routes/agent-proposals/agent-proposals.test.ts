@@ -1,8 +1,8 @@
-import { agentAuditEvents, agentProposals, documents, outboxEvents } from '@firm/db';
+import { agentAuditEvents, agentProposals, documents, organizations, outboxEvents } from '@firm/db';
 import { DEMO_OWNER_EMAIL } from '@firm/demo';
 import { verifyAuditChains } from '@firm/gateway';
 import { createApiKey } from '@firm/identity';
-import { and, count, eq, like } from 'drizzle-orm';
+import { and, count, eq, like, ne } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 import { bearer, connect, registerClient, signIn } from '../oauth/fixtures';
@@ -397,5 +397,44 @@ describe('a write held for approval', () => {
     );
     expect(retry.statusCode).toBe(200);
     expect(retry.json().data.Bill.Id).toBe(res.json().data.result.body.data.Bill.Id);
+  });
+
+  it('expires a pending proposal past its expiry: 409 INVALID_STATE, and subscribers hear of it', async () => {
+    const held = await agentCall('POST', `${base}/transactions`, billOf(13000), 'expiring-bill');
+    const id = held.json().data.id;
+    await t.database.db
+      .update(agentProposals)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(agentProposals.id, id));
+    const before = await bills();
+    const res = await decide(id, 'approve');
+    expect(res.statusCode).toBe(409);
+    expect(res.json().error.code).toBe('INVALID_STATE');
+    expect(await bills()).toBe(before);
+    expect((await agentCall('GET', `/agent/v1/proposals/${id}`)).json().data.status).toBe('expired');
+    const expired = await t.database.db
+      .select({ n: count() })
+      .from(outboxEvents)
+      .where(eq(outboxEvents.type, 'agent_proposal.expired'));
+    expect(expired).toEqual([{ n: 1 }]);
+  });
+
+  it('is invisible to a key limited to other companies of the firm: 404', async () => {
+    const held = await agentCall('POST', `${base}/transactions`, billOf(14000), 'narrowed-bill');
+    const [second] = await t.database.db
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(and(eq(organizations.firmId, t.demo.firmId), ne(organizations.id, t.orgId)));
+    const narrowed = bearer(
+      (await createApiKey(t.database.db, { firmId: t.demo.firmId, organizationIds: [second?.id as string] })).key,
+    );
+    const id = held.json().data.id;
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/api/v1/agent-proposals/${id}`, headers: narrowed })).statusCode,
+    ).toBe(404);
+    const list = await t.app.inject({ method: 'GET', url: '/api/v1/agent-proposals', headers: narrowed });
+    expect(list.json().data).toEqual([]);
+    expect((await decide(id, 'approve', narrowed)).statusCode).toBe(404);
+    expect((await agentCall('GET', `/agent/v1/proposals/${id}`)).json().data.status).toBe('pending');
   });
 });
