@@ -404,6 +404,38 @@ export interface paths {
         patch: operations["patchAgentApprovalPolicy"];
         trace?: never;
     };
+    "/agent/v1/approval-policy/agents/{agentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An agent's own approval policy
+         * @description An agent's own policy wins over its client's and the firm's, for every client. Unknown agents: 404.
+         *
+         *     Requires scope `acct:clients:read`.
+         *
+         *     Requires scope `acct:clients:read`.
+         */
+        get: operations["getAgentApprovalPolicyAgentsByAgentId"];
+        /**
+         * Set or remove an agent's own approval policy
+         * @description As PATCH /approval-policy, for one agent (an OAuth client the firm connected, or an API key of the firm); null removes it. An agent cannot set its own: 403 FORBIDDEN.
+         *
+         *     Requires scope `acct:clients:write`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        put: operations["putAgentApprovalPolicyAgentsByAgentId"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/v1/audit-events": {
         parameters: {
             query?: never;
@@ -4705,6 +4737,12 @@ export interface components {
         AgentLimitsResponse: {
             data: components["schemas"]["AgentLimits"];
         };
+        /** AgentOwnApprovalPolicy */
+        AgentOwnApprovalPolicy: {
+            agentId: string;
+            /** @description Null: none of its own. */
+            policy: components["schemas"]["ApprovalPolicy"] | null;
+        };
         /** AgentProposal */
         AgentProposal: {
             agent: components["schemas"]["GetAgentProposalsResponseDataItemAgent"];
@@ -5592,6 +5630,9 @@ export interface components {
             policy: components["schemas"]["ApprovalPolicy"];
             /** @description Where the policy in force comes from; `default`: none set, the shipped `auto`. */
             source: "agent" | "client" | "firm" | "default";
+        };
+        GetAgentApprovalPolicyAgentsByAgentIdResponse: {
+            data: components["schemas"]["AgentOwnApprovalPolicy"];
         };
         GetAgentApprovalPolicyResponse: {
             data: components["schemas"]["AgentApprovalPolicy"];
@@ -7139,6 +7180,15 @@ export interface components {
             };
         };
         /** @description Default Response */
+        GetAgentApprovalPolicyAgentsByAgentIdResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetAgentApprovalPolicyAgentsByAgentIdResponse"];
+            };
+        };
+        /** @description Default Response */
         GetAgentApprovalPolicyResponse: {
             headers: {
                 [name: string]: unknown;
@@ -7569,6 +7619,8 @@ export interface components {
         HeaderXAgentReason: string;
         /** @description The organization (client company) the request acts on. */
         HeaderXOrganizationId: string;
+        /** @description The agent: an OAuth client id (a proposal's agent.clientId) or an API key id. */
+        PathAgentId: string;
         /** @description A client id (its `id`). */
         PathClientId: string;
         PathClientId2: string;
@@ -8408,6 +8460,55 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["GetAgentApprovalPolicyResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentApprovalPolicyAgentsByAgentId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent: an OAuth client id (a proposal's agent.clientId) or an API key id. */
+                agentId: components["parameters"]["PathAgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetAgentApprovalPolicyAgentsByAgentIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    putAgentApprovalPolicyAgentsByAgentId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent: an OAuth client id (a proposal's agent.clientId) or an API key id. */
+                agentId: components["parameters"]["PathAgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalPolicy2"] | null;
+            };
+        };
+        responses: {
+            200: components["responses"]["GetAgentApprovalPolicyAgentsByAgentIdResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];

@@ -102,6 +102,16 @@ export async function effectiveApprovalPolicy(
   return { policy: AUTO_POLICY, source: 'default' };
 }
 
+/** Whether an agent of the firm has this id: an API key of the firm, or an OAuth client the firm granted access. */
+export async function isAgentOfFirm(db: Executor, firmId: string, agentId: string): Promise<boolean> {
+  if (!isUuid(agentId)) return false;
+  const rows = rowsOf(
+    await db.execute(sql`select 1 from api_keys where id = ${agentId}::uuid and firm_id = ${firmId}
+      union all select 1 from oauth_grants where client_id = ${agentId}::uuid and firm_id = ${firmId} limit 1`),
+  );
+  return rows.length > 0;
+}
+
 /** The agent a credential belongs to: an OAuth token's client (its app), or the API key itself. */
 export async function agentClientIdOf(db: Executor, actor: Pick<GatewayActor, 'kind' | 'id'>): Promise<string> {
   if (actor.kind !== 'oauth_token') return actor.id;

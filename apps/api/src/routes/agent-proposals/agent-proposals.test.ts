@@ -13,6 +13,7 @@ let manager: { authorization: string };
 let other: Awaited<ReturnType<typeof createOtherFirm>>;
 let vendorId: string;
 let base: string;
+let agentClientId: string;
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -38,6 +39,7 @@ beforeAll(async () => {
     ].join(' '),
   });
   agent = bearer(tokens.access_token);
+  agentClientId = registered.client.id;
   manager = bearer((await createApiKey(t.database.db, { firmId: t.demo.firmId })).key);
   other = await createOtherFirm(t.database.db);
   const vendor = await agentCall('POST', `${base}/entities/Vendor`, { DisplayName: 'Big Supplies' }, 'vendor');
@@ -436,5 +438,34 @@ describe('a write held for approval', () => {
     expect(list.json().data).toEqual([]);
     expect((await decide(id, 'approve', narrowed)).statusCode).toBe(404);
     expect((await agentCall('GET', `/agent/v1/proposals/${id}`)).json().data.status).toBe('pending');
+  });
+
+  it("lets an agent's own policy win over the client's; an agent cannot set it, an unknown agent is 404", async () => {
+    const url = `/agent/v1/approval-policy/agents/${agentClientId}`;
+    const put = (payload: object | null, headers = t.auth) =>
+      t.app.inject({
+        method: 'PUT',
+        url,
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: JSON.stringify(payload),
+      });
+    expect((await put({ mode: 'auto' }, agent)).statusCode).toBe(403);
+    const unknown = await t.app.inject({
+      method: 'PUT',
+      url: '/agent/v1/approval-policy/agents/00000000-0000-4000-8000-000000000000',
+      headers: t.auth,
+      payload: { mode: 'auto' },
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect((await put({ mode: 'approval', amountOverCents: -5 })).statusCode).toBe(400);
+    const set = await put({ mode: 'auto' });
+    expect(set.statusCode).toBe(200);
+    expect(set.json().data).toEqual({ agentId: agentClientId, policy: { mode: 'auto' } });
+    const direct = await agentCall('POST', `${base}/transactions`, billOf(30000), 'agent-policy-bill');
+    expect(direct.statusCode).toBe(201);
+    const removed = await put(null);
+    expect(removed.json().data.policy).toBeNull();
+    const held = await agentCall('POST', `${base}/transactions`, billOf(30000), 'agent-policy-bill-2');
+    expect(held.statusCode).toBe(202);
   });
 });
