@@ -227,6 +227,17 @@ export function createApprovals(options: { db: Db; gateway: Gateway; audit: Audi
   const { db, gateway } = options;
   const now = options.now ?? (() => new Date());
 
+  /** Whether the credential that proposed is still in force: its API key, or its OAuth grant, not revoked. */
+  const isCredentialLive = async (row: ProposalRow): Promise<boolean> => {
+    const table = row.actorKind === 'api_key' ? sql`api_keys` : sql`oauth_grants`;
+    return (
+      rowsOf(
+        await db.execute(sql`select 1 from ${table} where id = ${row.actorId}::uuid and firm_id = ${row.firmId}
+          and revoked_at is null`),
+      ).length > 0
+    );
+  };
+
   const byKey = async (actor: GatewayActor, clientId: string, key: string) => {
     const [row] = await db
       .select()
@@ -585,6 +596,9 @@ export function createApprovals(options: { db: Db; gateway: Gateway; audit: Audi
         .where(and(eq(organizations.id, row.organizationId), eq(organizations.firmId, row.firmId)));
       const client = org ? await agentClientOf(db, row.firmId, org) : null;
       if (!client || client.agentAccess === 'none') throw new DomainError('CLIENT_NOT_FOUND', 'client not found');
+      if (!(await isCredentialLive(row))) {
+        throw new DomainError('UNAUTHENTICATED', 'the credential that proposed the write was revoked since');
+      }
       const preview = row.preview as ProposalPreview;
       if (row.operation !== 'create' && row.targetId !== null) {
         const record = await gateway.readRecord(actor, client, row.entity, row.targetId);

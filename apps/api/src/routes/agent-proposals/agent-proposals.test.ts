@@ -1,4 +1,4 @@
-import { agentAuditEvents, agentProposals, documents, organizations, outboxEvents } from '@firm/db';
+import { agentAuditEvents, agentProposals, apiKeys, documents, organizations, outboxEvents } from '@firm/db';
 import { DEMO_OWNER_EMAIL } from '@firm/demo';
 import { verifyAuditChains } from '@firm/gateway';
 import { createApiKey } from '@firm/identity';
@@ -467,5 +467,40 @@ describe('a write held for approval', () => {
     expect(removed.json().data.policy).toBeNull();
     const held = await agentCall('POST', `${base}/transactions`, billOf(30000), 'agent-policy-bill-2');
     expect(held.statusCode).toBe(202);
+  });
+
+  it('fails a proposal dated in a period closed after it was made, writing nothing', async () => {
+    const held = await agentCall('POST', `${base}/transactions`, billOf(17000), 'closing-bill');
+    expect(held.json().data.preview.period).toEqual({ closedThrough: null, status: 'open' });
+    await t.database.db
+      .update(organizations)
+      .set({ booksClosedThrough: '2026-04-30' })
+      .where(eq(organizations.id, t.orgId));
+    try {
+      const before = await bills();
+      const res = await decide(held.json().data.id, 'approve');
+      expect(res.json().data).toMatchObject({ status: 'failed', failure: { code: 'PERIOD_CLOSED' } });
+      expect(await bills()).toBe(before);
+    } finally {
+      await t.database.db.update(organizations).set({ booksClosedThrough: null }).where(eq(organizations.id, t.orgId));
+    }
+  });
+
+  it('fails a proposal whose API key was revoked before approval', async () => {
+    const { key, record } = await createApiKey(t.database.db, { firmId: t.demo.firmId });
+    const id = record.id;
+    const held = await t.app.inject({
+      method: 'POST',
+      url: `${base}/transactions`,
+      headers: { ...bearer(key), 'idempotency-key': 'revoked-key-bill' },
+      payload: billOf(18000),
+    });
+    expect(held.statusCode).toBe(202);
+    expect(held.json().data.agent).toEqual({ kind: 'api_key', id, clientId: id });
+    await t.database.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, id));
+    const before = await bills();
+    const res = await decide(held.json().data.id, 'approve');
+    expect(res.json().data).toMatchObject({ status: 'failed', failure: { code: 'UNAUTHENTICATED' } });
+    expect(await bills()).toBe(before);
   });
 });
