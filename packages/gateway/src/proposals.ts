@@ -5,6 +5,7 @@ import {
   type Db,
   type Executor,
   type IdempotencyKey,
+  API_KEYS,
   liveRecordQuery,
   oauthGrants,
   organizations,
@@ -223,8 +224,16 @@ export type Approvals = ReturnType<typeof createApprovals>;
  * Agent write approvals: a write the firm's policy holds becomes a proposal instead, which a person approves or
  * rejects; an approved proposal runs once, through the gateway, as the agent that proposed it.
  */
-export function createApprovals(options: { db: Db; gateway: Gateway; audit: AuditTrail; now?: () => Date }) {
+export function createApprovals(options: {
+  db: Db;
+  gateway: Gateway;
+  audit: AuditTrail;
+  /** The response body of an approved proposal's write when a read runs it again (see `decide`'s respondFor). */
+  respondFor?: RespondFor;
+  now?: () => Date;
+}) {
   const { db, gateway } = options;
+  const respondForResume: RespondFor = options.respondFor ?? (() => undefined);
   const now = options.now ?? (() => new Date());
 
   /** Whether the credential that proposed is still in force: its API key, or its OAuth grant, not revoked. */
@@ -347,7 +356,8 @@ export function createApprovals(options: { db: Db; gateway: Gateway; audit: Audi
           );
         }
         audited.entityType = earlier.entity;
-        return { replayed: true, ...answerOf(earlier), body: answerOf(earlier).body as B, audit: audited };
+        const answer = answerOf(await resumeIfStuck(earlier));
+        return { replayed: true, ...answer, body: answer.body as B, audit: audited };
       }
       // A key an earlier write ran under (before the policy held such writes) answers as it did then.
       if (rowsOf(await db.execute(liveRecordQuery(key))).length > 0) return direct();
@@ -466,13 +476,13 @@ export function createApprovals(options: { db: Db; gateway: Gateway; audit: Audi
   async function getOwn(actor: GatewayActor, id: string): Promise<ProposalView> {
     const row = await find(actor.firmId, id, null);
     if (!row || row.actorKind !== actor.kind || row.actorId !== actor.id) throw proposalNotFound();
-    return presentProposal(await expireIfDue(row));
+    return presentProposal(await resumeIfStuck(await expireIfDue(row)));
   }
 
   async function get(approver: Approver, id: string): Promise<ProposalView> {
     const row = await find(approver.firmId, id, approver.organizationIds);
     if (!row) throw proposalNotFound();
-    return presentProposal(await expireIfDue(row));
+    return presentProposal(await resumeIfStuck(await expireIfDue(row)));
   }
 
   async function list(
@@ -577,6 +587,31 @@ export function createApprovals(options: { db: Db; gateway: Gateway; audit: Audi
     return presentProposal(await execute(decided, approver.requestId, respondFor));
   }
 
+  /**
+   * The key an approved proposal's write runs under: the agent's, or one of the proposal's own when the agent sent
+   * none, so that running it again (after a crash between the approval and the write's end) is still one write.
+   */
+  const keyOf = (row: ProposalRow): IdempotencyKey =>
+    (row.request as StoredRequest).key ?? {
+      key: `proposal:${row.id}`,
+      firmId: row.firmId,
+      organizationId: row.organizationId,
+      route: API_KEYS,
+      target: `${(row.request as StoredRequest).method} ${(row.request as StoredRequest).path.split('?')[0]}`,
+      requestHash: row.id,
+      retentionHours: 24 * 30,
+    };
+
+  /** How long an approved proposal may take to run before a read of it runs it again (the first run died). */
+  const STUCK_MS = 2 * 60_000;
+
+  /** An approved proposal whose run died (the process stopped mid-way) is run again: once, by its key. */
+  async function resumeIfStuck(row: ProposalRow): Promise<ProposalRow> {
+    if (row.status !== 'approved' || !row.decidedAt) return row;
+    if (now().getTime() - row.decidedAt.getTime() < STUCK_MS) return row;
+    return execute(row, null, respondForResume);
+  }
+
   /** Runs an approved proposal once: executed with the write's response, or failed with why. */
   async function execute(row: ProposalRow, requestId: string | null, respondFor: RespondFor): Promise<ProposalRow> {
     const request = row.request as StoredRequest;
@@ -600,7 +635,9 @@ export function createApprovals(options: { db: Db; gateway: Gateway; audit: Audi
         throw new DomainError('UNAUTHENTICATED', 'the credential that proposed the write was revoked since');
       }
       const preview = row.preview as ProposalPreview;
-      if (row.operation !== 'create' && row.targetId !== null) {
+      // A write that already ran under the key (a second run of the proposal) replays: no check of what it changed.
+      const ran = rowsOf(await db.execute(liveRecordQuery(keyOf(row)))).length > 0;
+      if (!ran && row.operation !== 'create' && row.targetId !== null) {
         const record = await gateway.readRecord(actor, client, row.entity, row.targetId);
         if (preview.syncToken !== null && record.SyncToken !== preview.syncToken) {
           throw new DomainError(
@@ -611,7 +648,7 @@ export function createApprovals(options: { db: Db; gateway: Gateway; audit: Audi
       }
       const respond = respondFor(row, client);
       const written = await gateway.write(actor, client, request.write, {
-        ...(request.key ? { key: request.key } : {}),
+        key: keyOf(row),
         ...(request.status ? { status: request.status } : {}),
         ...(respond ? { respond } : {}),
         requireReadWrite: true,

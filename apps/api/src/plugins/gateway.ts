@@ -3,6 +3,7 @@ import { createEmbeddedPlatform } from '@firm/platform';
 import { createQboPlatform, QboHttp } from '@firm/qbo';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
+import { respondForProposal } from '../routes/gateway/records';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -49,5 +50,8 @@ export const gatewayPlugin: FastifyPluginAsync = fp(async (app) => {
       }),
     }),
   );
-  app.decorate('approvals', createApprovals({ db, gateway: app.gateway, audit: app.auditTrail }));
+  app.decorate(
+    'approvals',
+    createApprovals({ db, gateway: app.gateway, audit: app.auditTrail, respondFor: respondForProposal }),
+  );
 });

@@ -503,4 +503,32 @@ describe('a write held for approval', () => {
     expect(res.json().data).toMatchObject({ status: 'failed', failure: { code: 'UNAUTHENTICATED' } });
     expect(await bills()).toBe(before);
   });
+
+  it('runs again, once, an approved proposal whose run died, when it is next read', async () => {
+    const created = await agentCall('POST', `${base}/transactions`, billOf(2000), 'bill-for-stuck');
+    const bill = created.json().data;
+    // an update without a key: the proposal's own key makes a second run one write too
+    const held = await agentCall('PATCH', `${base}/transactions/${bill.transactionId}`, {
+      entityType: 'bill',
+      payload: { ...billOf(40000).payload, SyncToken: bill.data.SyncToken },
+    });
+    expect(held.statusCode).toBe(202);
+    const id = held.json().data.id;
+    // as if the process stopped between the approval and the write
+    await t.database.db
+      .update(agentProposals)
+      .set({
+        status: 'approved',
+        decidedByKind: 'api_key',
+        decidedById: 'x',
+        decidedAt: new Date(Date.now() - 600_000),
+      })
+      .where(eq(agentProposals.id, id));
+    const read = await agentCall('GET', `/agent/v1/proposals/${id}`);
+    expect(read.json().data).toMatchObject({ status: 'executed', result: { status: 200 } });
+    const now = await agentCall('GET', `${base}/transactions/${bill.transactionId}?entityType=bill`);
+    expect(now.json().data).toMatchObject({ TotalAmt: 40000 });
+    const again = await agentCall('GET', `/agent/v1/proposals/${id}`);
+    expect(again.json().data.status).toBe('executed');
+  });
 });
