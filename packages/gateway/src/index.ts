@@ -12,5 +12,12 @@ export { healthScan } from './health';
 export { AgentLimitsCache, getAgentLimits, setAgentLimits } from './limits';
 export { covered, coveredTransaction, createGateway, notCovered, platformFactory, requireScope } from './service';
 export type { Gateway, GatewayActor, GatewayAudit, GatewayWrite } from './service';
-export * from './approval-policy';
-export * from './proposals';
+export type { ApprovalPolicy } from './approval-policy';
+export {
+  createApprovals,
+  effectiveApprovalPolicy,
+  getApprovalPolicy,
+  isAgentOfFirm,
+  setApprovalPolicy,
+} from './proposals';
+export type { Approvals, Approver, ProposalRow } from './proposals';
