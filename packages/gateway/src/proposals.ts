@@ -7,11 +7,11 @@ import {
   type IdempotencyKey,
   API_KEYS,
   liveRecordQuery,
-  oauthGrants,
   organizations,
   rowsOf,
   type Tx,
 } from '@firm/db';
+import { agentOfCredential } from '@firm/identity';
 import { recordEvent } from '@firm/ledger';
 import type { JournalEffectLine, WriteResult } from '@firm/platform';
 import { and, eq, sql } from 'drizzle-orm';
@@ -101,26 +101,6 @@ export async function effectiveApprovalPolicy(
     if (row) return { policy: row.policy, source: scope };
   }
   return { policy: AUTO_POLICY, source: 'default' };
-}
-
-/** Whether an agent of the firm has this id: an API key of the firm, or an OAuth client the firm granted access. */
-export async function isAgentOfFirm(db: Executor, firmId: string, agentId: string): Promise<boolean> {
-  if (!isUuid(agentId)) return false;
-  const rows = rowsOf(
-    await db.execute(sql`select 1 from api_keys where id = ${agentId}::uuid and firm_id = ${firmId}
-      union all select 1 from oauth_grants where client_id = ${agentId}::uuid and firm_id = ${firmId} limit 1`),
-  );
-  return rows.length > 0;
-}
-
-/** The agent a credential belongs to: an OAuth token's client (its app), or the API key itself. */
-export async function agentClientIdOf(db: Executor, actor: Pick<GatewayActor, 'kind' | 'id'>): Promise<string> {
-  if (actor.kind !== 'oauth_token') return actor.id;
-  const [row] = await db
-    .select({ clientId: oauthGrants.clientId })
-    .from(oauthGrants)
-    .where(eq(oauthGrants.id, actor.id));
-  return row?.clientId ?? actor.id;
 }
 
 /** What a held write would do, shown to the approver. */
@@ -362,7 +342,7 @@ export function createApprovals(options: {
       // A key an earlier write ran under (before the policy held such writes) answers as it did then.
       if (rowsOf(await db.execute(liveRecordQuery(key))).length > 0) return direct();
     }
-    const agentClientId = await agentClientIdOf(db, actor);
+    const agentClientId = await agentOfCredential(db, actor);
     const { policy } = await effectiveApprovalPolicy(db, actor.firmId, client.id, agentClientId);
     if (policy.mode === 'auto') return direct();
 

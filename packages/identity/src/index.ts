@@ -26,7 +26,14 @@ export {
 } from './oauth-clients';
 export type { OAuthClient } from './oauth-clients';
 export { createOAuthServer, decodeBasicCredentials, isOAuthError } from './oauth-server';
-export { authenticateAccessToken, disconnect, listConnections, revokeTokenOfClient } from './oauth-tokens';
+export {
+  agentOfCredential,
+  authenticateAccessToken,
+  disconnect,
+  isAgentOfFirm,
+  listConnections,
+  revokeTokenOfClient,
+} from './oauth-tokens';
 export {
   canApproveApps,
   canManageApps,

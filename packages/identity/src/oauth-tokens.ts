@@ -1,5 +1,5 @@
-import { decodeCursor, isScope, NOT_FOR_OAUTH, type Page, type Scope, toPage } from '@firm/core';
-import { type Executor, oauthClients, oauthCodes, oauthGrants, oauthTokens, users } from '@firm/db';
+import { decodeCursor, isScope, isUuid, NOT_FOR_OAUTH, type Page, type Scope, toPage } from '@firm/core';
+import { type Executor, oauthClients, oauthCodes, oauthGrants, oauthTokens, rowsOf, users } from '@firm/db';
 import { and, asc, eq, exists, gt, inArray, isNull, sql } from 'drizzle-orm';
 import type { Credential } from './credentials';
 import type { OAuthClient } from './oauth-clients';
@@ -370,4 +370,24 @@ export async function disconnect(db: Executor, firmId: string, grantId: string):
   if (!row) return false;
   await revokeGrant(db, grantId, 'disconnected');
   return true;
+}
+
+/** The agent a credential belongs to: an OAuth token's client (its app), or the API key itself. */
+export async function agentOfCredential(db: Executor, credential: { kind: string; id: string }): Promise<string> {
+  if (credential.kind !== 'oauth_token') return credential.id;
+  const [row] = await db
+    .select({ clientId: oauthGrants.clientId })
+    .from(oauthGrants)
+    .where(eq(oauthGrants.id, credential.id));
+  return row?.clientId ?? credential.id;
+}
+
+/** Whether an agent of the firm has this id: an API key of the firm, or an OAuth client the firm granted access. */
+export async function isAgentOfFirm(db: Executor, firmId: string, agentId: string): Promise<boolean> {
+  if (!isUuid(agentId)) return false;
+  const rows = rowsOf(
+    await db.execute(sql`select 1 from api_keys where id = ${agentId}::uuid and firm_id = ${firmId}
+      union all select 1 from oauth_grants where client_id = ${agentId}::uuid and firm_id = ${firmId} limit 1`),
+  );
+  return rows.length > 0;
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DomainError } from '@firm/core';
-import { getApprovalPolicy, isAgentOfFirm, setApprovalPolicy } from '@firm/gateway';
+import { getApprovalPolicy, setApprovalPolicy } from '@firm/gateway';
+import { isAgentOfFirm } from '@firm/identity';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { errorResponses } from '../../errors';
