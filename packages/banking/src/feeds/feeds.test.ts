@@ -480,3 +480,14 @@ describe('aggregator webhooks', () => {
     });
   });
 });
+
+describe('the sandbox aggregator server', () => {
+  it('refuses a port already taken with an error its caller can handle, rather than crashing the process', async () => {
+    const port = Number(new URL(sandbox.url).port);
+    const err = await startSandboxAggregator({ clientId: 'x', secret: 'y' }, port).then(
+      () => null,
+      (e: NodeJS.ErrnoException) => e.code,
+    );
+    expect(err).toBe('EADDRINUSE');
+  });
+});

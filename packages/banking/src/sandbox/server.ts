@@ -253,7 +253,14 @@ export async function startSandboxAggregator(
   const server = createServer((req, res) => {
     handle(req, res).catch(() => plaidError(res, 500, 'API_ERROR', 'INTERNAL_SERVER_ERROR', 'unexpected error'));
   });
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  // A port already taken (another server's sandbox) rejects here rather than crashing the process.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const address = server.address() as AddressInfo;
   return {
     url: `http://${host}:${address.port}`,
