@@ -352,7 +352,14 @@ describe('the aggregator webhook', () => {
     const token = await sandbox.signWebhook(body);
     expect(await deliver(token, body)).toEqual({ status: 200, received: true, syncRequested: true, duplicate: false });
     await settled();
-    const syncCalls = sandbox.requestCount('/transactions/sync');
+    // A sync clears its request mark as it starts and calls the aggregator after: wait until its calls stop too.
+    let syncCalls = sandbox.requestCount('/transactions/sync');
+    for (let still = 0, i = 0; still < 5 && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const now = sandbox.requestCount('/transactions/sync');
+      still = now === syncCalls ? still + 1 : 0;
+      syncCalls = now;
+    }
 
     // Another API process: its own connection pool, its own key cache, the same database.
     const otherDatabase = t.database.url ? openDatabase({ url: t.database.url, poolMax: 2 }) : t.database;
