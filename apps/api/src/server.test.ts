@@ -4,6 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { pdfText } from './routes/reports/fixtures';
 
 /** Starts the real server on the embedded database and resolves with its base URL. */
 function start(
@@ -25,18 +26,6 @@ function start(
     child.stderr?.on('data', onData);
     child.on('exit', (code) => reject(new Error(`server exited early (${code}): ${output}`)));
   });
-}
-
-/** The text of every page of a PDF, read back with pdf.js. */
-async function pdfText(bytes: Buffer): Promise<string[]> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const doc = await pdfjs.getDocument({ data: new Uint8Array(bytes), useSystemFonts: true }).promise;
-  const pages: string[] = [];
-  for (let i = 1; i <= doc.numPages; i++) {
-    const content = await (await doc.getPage(i)).getTextContent();
-    pages.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
-  }
-  return pages;
 }
 
 describe('npm start on the embedded database', () => {

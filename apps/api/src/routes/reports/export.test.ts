@@ -1,7 +1,7 @@
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../testing';
-import { seedQuarter } from './fixtures';
+import { seedQuarter, pdfText } from './fixtures';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -16,18 +16,6 @@ const exported = (query: string) =>
 const json = async (path: string) =>
   (await t.app.inject({ method: 'GET', url: `/api/v1/reports/${path}`, headers: t.orgHeaders })).json().data;
 const company = () => t.demo.organizations[0]?.name as string;
-
-/** The text of every page of a PDF, read back with pdf.js. */
-async function pdfText(bytes: Buffer): Promise<string[]> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const doc = await pdfjs.getDocument({ data: new Uint8Array(bytes), useSystemFonts: true }).promise;
-  const pages: string[] = [];
-  for (let i = 1; i <= doc.numPages; i++) {
-    const content = await (await doc.getPage(i)).getTextContent();
-    pages.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
-  }
-  return pages;
-}
 
 const money = (cents: number) => {
   const abs = Math.abs(cents);

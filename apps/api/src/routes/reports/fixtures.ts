@@ -54,3 +54,15 @@ export async function seedQuarter(t: TestApp): Promise<void> {
     ['1000', 'debit', 150_000],
   ]);
 }
+
+/** The text of every page of a PDF, read back with pdf.js. */
+export async function pdfText(bytes: Buffer): Promise<string[]> {
+  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const doc = await pdfjs.getDocument({ data: new Uint8Array(bytes), useSystemFonts: true }).promise;
+  const pages: string[] = [];
+  for (let i = 1; i <= doc.numPages; i++) {
+    const content = await (await doc.getPage(i)).getTextContent();
+    pages.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
+  }
+  return pages;
+}

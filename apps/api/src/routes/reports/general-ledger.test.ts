@@ -5,6 +5,7 @@ import { createEmbeddedPlatform } from '@firm/platform';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../testing';
+import { pdfText } from './fixtures';
 
 /**
  * The general ledger's limits: its size (GENERAL_LEDGER_MAX_LINES), as JSON, exported and through the agent gateway,
@@ -213,18 +214,6 @@ describe('general ledger size', () => {
     }
   });
 });
-
-/** The text of every page of a PDF, read back with pdf.js. */
-async function pdfText(bytes: Buffer): Promise<string[]> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const doc = await pdfjs.getDocument({ data: new Uint8Array(bytes), useSystemFonts: true }).promise;
-  const pages: string[] = [];
-  for (let i = 1; i <= doc.numPages; i++) {
-    const content = await (await doc.getPage(i)).getTextContent();
-    pages.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
-  }
-  return pages;
-}
 
 describe('exports at once', () => {
   /** A general ledger whose reader does not read: it holds its export slot until it is read to the end. */
