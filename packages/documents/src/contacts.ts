@@ -1,7 +1,7 @@
 import { DomainError, decodeCursor, type EventType, isUuid, type Page, toPage } from '@firm/core';
 import { type Address, contacts, type contactKind, type Executor, rowsOf, type Tx } from '@firm/db';
 import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import { rethrowNameTaken } from './common';
 
 export type Contact = typeof contacts.$inferSelect;
@@ -102,6 +102,57 @@ export async function getContact(
   const [row] = lock ? await query.for(lock) : await query;
   if (!row) throw contactNotFound();
   return row;
+}
+
+/** The organization's contacts of one of `kinds`. */
+const ofKinds = (organizationId: string, kinds: readonly ContactKind[]) =>
+  and(eq(contacts.organizationId, organizationId), inArray(contacts.kind, [...kinds]));
+
+/** The organization's contacts of one of `kinds` among `ids` (well-formed), archived or not. */
+export async function contactsByIds(
+  db: Executor,
+  organizationId: string,
+  kinds: readonly ContactKind[],
+  ids: readonly string[],
+): Promise<Contact[]> {
+  return db
+    .select()
+    .from(contacts)
+    .where(and(ofKinds(organizationId, kinds), inArray(contacts.id, [...ids])));
+}
+
+/**
+ * The organization's contacts of one of `kinds` by name, `limit` of them from `offset`, and how many there are: for
+ * lists paged by position (the embedded platform's).
+ */
+export async function contactsAtOffset(
+  db: Executor,
+  organizationId: string,
+  kinds: readonly ContactKind[],
+  offset: number,
+  limit: number,
+): Promise<{ rows: Contact[]; total: number }> {
+  const rows = await db
+    .select()
+    .from(contacts)
+    .where(ofKinds(organizationId, kinds))
+    .orderBy(asc(contacts.name), asc(contacts.id))
+    .offset(offset)
+    .limit(limit);
+  const [total] = await db.select({ n: count() }).from(contacts).where(ofKinds(organizationId, kinds));
+  return { rows, total: total?.n ?? 0 };
+}
+
+/** The name of each of the organization's contacts among `ids` (well-formed, any kind). */
+export async function contactNames(
+  db: Executor,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<{ id: string; name: string }[]> {
+  return db
+    .select({ id: contacts.id, name: contacts.name })
+    .from(contacts)
+    .where(and(eq(contacts.organizationId, organizationId), inArray(contacts.id, [...ids])));
 }
 
 export async function createContact(

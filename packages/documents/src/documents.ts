@@ -21,7 +21,7 @@ import {
   voidEntry,
   firstActiveAccountOfSubtype,
 } from '@firm/ledger';
-import { and, asc, eq, gt, gte, inArray, lte, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, gte, inArray, lte, ne, or, sql } from 'drizzle-orm';
 import { activeAccounts, idList, invalidAccount, validation } from './common';
 import { type Contact, contactServes, getContact } from './contacts';
 import { lineAmountCents, lineTaxCents, quantityText } from './rounding';
@@ -237,6 +237,57 @@ export async function getDocument(
   if (!row) throw documentNotFound(type);
   const [doc] = await withDetail(db, organizationId, [row]);
   return doc as Document;
+}
+
+/** The organization's documents of `type` that are not void. */
+const liveOfType = (organizationId: string, type: DocumentType) =>
+  and(eq(documents.organizationId, organizationId), eq(documents.type, type), ne(documents.status, 'void'));
+
+/** The organization's documents of `type` among `ids` (well-formed) that are not void, without their detail. */
+export async function liveDocumentsByIds(
+  db: Executor,
+  organizationId: string,
+  type: DocumentType,
+  ids: readonly string[],
+): Promise<DocumentRow[]> {
+  return db
+    .select()
+    .from(documents)
+    .where(and(liveOfType(organizationId, type), inArray(documents.id, [...ids])));
+}
+
+/**
+ * The organization's documents of `type` that are not void, in date order, `limit` of them from `offset`, and how
+ * many there are, without their detail: for lists paged by position (the embedded platform's).
+ */
+export async function liveDocumentsAtOffset(
+  db: Executor,
+  organizationId: string,
+  type: DocumentType,
+  offset: number,
+  limit: number,
+): Promise<{ rows: DocumentRow[]; total: number }> {
+  const rows = await db
+    .select()
+    .from(documents)
+    .where(liveOfType(organizationId, type))
+    .orderBy(asc(documents.date), asc(documents.id))
+    .offset(offset)
+    .limit(limit);
+  const [total] = await db.select({ n: count() }).from(documents).where(liveOfType(organizationId, type));
+  return { rows, total: total?.n ?? 0 };
+}
+
+/** The type of each of the organization's documents among `ids` (well-formed), void or not. */
+export async function documentTypes(
+  db: Executor,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<{ id: string; type: DocumentType }[]> {
+  return db
+    .select({ id: documents.id, type: documents.type })
+    .from(documents)
+    .where(and(eq(documents.organizationId, organizationId), inArray(documents.id, [...ids])));
 }
 
 // ---------------------------------------------------------------- building a document from its input

@@ -1,12 +1,24 @@
 export { agingReport, contactStatement } from './aging';
 export type { AgingReport, AgingSide } from './aging';
-export { createContact, getContact, listContacts, presentContact, updateContact } from './contacts';
-export type { Contact } from './contacts';
+export {
+  contactNames,
+  contactsAtOffset,
+  contactsByIds,
+  createContact,
+  getContact,
+  listContacts,
+  presentContact,
+  updateContact,
+} from './contacts';
+export type { Contact, ContactKind } from './contacts';
 export {
   convertEstimate,
   createDocument,
+  documentTypes,
   getDocument,
   listDocuments,
+  liveDocumentsAtOffset,
+  liveDocumentsByIds,
   presentDocument,
   updateDocument,
   voidDocument,
@@ -18,14 +30,18 @@ export {
   createTaxRate,
   getItem,
   getTaxRate,
+  itemsAtOffset,
+  itemsByIds,
   listItems,
   listTaxRates,
   presentItem,
   presentTaxRate,
+  taxRatesAtOffset,
+  taxRatesByIds,
   updateItem,
   updateTaxRate,
 } from './items';
-export type { Item } from './items';
+export type { Item, TaxRate } from './items';
 export { createPayment, voidPayment } from './payments';
 export type { AllocationInput, PaymentInput } from './payments';
 export {

@@ -1,7 +1,7 @@
 import { DomainError, decodeCursor, type EventType, isUuid, type Page, toPage } from '@firm/core';
 import { type Executor, type itemKind, items, taxRates, type Tx } from '@firm/db';
 import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import { activeAccounts, invalidAccount, rethrowNameTaken, validation } from './common';
 
 /** Products and services, and tax rates: what document lines are made of. */
@@ -131,6 +131,36 @@ export async function getItem(db: Executor, organizationId: string, id: string):
   return row;
 }
 
+/** The organization's items among `ids` (well-formed), archived or not. */
+export async function itemsByIds(db: Executor, organizationId: string, ids: readonly string[]): Promise<Item[]> {
+  return db
+    .select()
+    .from(items)
+    .where(and(eq(items.organizationId, organizationId), inArray(items.id, [...ids])));
+}
+
+/**
+ * The organization's items by name, `limit` of them from `offset`, and how many it has: for lists paged by position
+ * (the embedded platform's).
+ */
+export async function itemsAtOffset(
+  db: Executor,
+  organizationId: string,
+  offset: number,
+  limit: number,
+): Promise<{ rows: Item[]; total: number }> {
+  const where = eq(items.organizationId, organizationId);
+  const rows = await db
+    .select()
+    .from(items)
+    .where(where)
+    .orderBy(asc(items.name), asc(items.id))
+    .offset(offset)
+    .limit(limit);
+  const [total] = await db.select({ n: count() }).from(items).where(where);
+  return { rows, total: total?.n ?? 0 };
+}
+
 const itemEvent = (tx: Tx, ctx: LedgerContext, action: EventType, item: Item) =>
   recordEvent(tx, ctx, {
     organizationId: item.organizationId,
@@ -232,6 +262,36 @@ export async function getTaxRate(db: Executor, organizationId: string, id: strin
     .where(and(eq(taxRates.organizationId, organizationId), eq(taxRates.id, id)));
   if (!row) throw taxRateNotFound();
   return row;
+}
+
+/** The organization's tax rates among `ids` (well-formed), archived or not. */
+export async function taxRatesByIds(db: Executor, organizationId: string, ids: readonly string[]): Promise<TaxRate[]> {
+  return db
+    .select()
+    .from(taxRates)
+    .where(and(eq(taxRates.organizationId, organizationId), inArray(taxRates.id, [...ids])));
+}
+
+/**
+ * The organization's tax rates by name, `limit` of them from `offset`, and how many it has: for lists paged by
+ * position (the embedded platform's).
+ */
+export async function taxRatesAtOffset(
+  db: Executor,
+  organizationId: string,
+  offset: number,
+  limit: number,
+): Promise<{ rows: TaxRate[]; total: number }> {
+  const where = eq(taxRates.organizationId, organizationId);
+  const rows = await db
+    .select()
+    .from(taxRates)
+    .where(where)
+    .orderBy(asc(taxRates.name), asc(taxRates.id))
+    .offset(offset)
+    .limit(limit);
+  const [total] = await db.select({ n: count() }).from(taxRates).where(where);
+  return { rows, total: total?.n ?? 0 };
 }
 
 const taxRateEvent = (tx: Tx, ctx: LedgerContext, action: EventType, rate: TaxRate) =>

@@ -10,7 +10,7 @@ import {
   toPage,
 } from '@firm/core';
 import { accounts, type Executor, journalLines, pgErrorOf, type Tx } from '@firm/db';
-import { and, asc, eq, gt, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, inArray, or, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 import { recordEvent } from './events';
 
@@ -121,6 +121,57 @@ export async function getAccount(db: Executor, organizationId: string, id: strin
     .limit(1);
   if (!row) throw notFound();
   return row;
+}
+
+/** The id and code of each of the organization's accounts, archived or not: a chart to look accounts up by code. */
+export async function accountCodes(db: Executor, organizationId: string): Promise<{ id: string; code: string }[]> {
+  return db
+    .select({ id: accounts.id, code: accounts.code })
+    .from(accounts)
+    .where(eq(accounts.organizationId, organizationId));
+}
+
+/** The organization's accounts among `ids` (well-formed), archived or not, in no particular order. */
+export async function accountsByIds(db: Executor, organizationId: string, ids: readonly string[]): Promise<Account[]> {
+  return db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.organizationId, organizationId), inArray(accounts.id, [...ids])));
+}
+
+/**
+ * The organization's accounts by code, `limit` of them from `offset`, and how many it has: for lists paged by
+ * position (the embedded platform's), where the cursor of `listAccounts` does not fit.
+ */
+export async function accountsAtOffset(
+  db: Executor,
+  organizationId: string,
+  offset: number,
+  limit: number,
+): Promise<{ rows: Account[]; total: number }> {
+  const where = eq(accounts.organizationId, organizationId);
+  const rows = await db
+    .select()
+    .from(accounts)
+    .where(where)
+    .orderBy(asc(accounts.code), asc(accounts.id))
+    .offset(offset)
+    .limit(limit);
+  const [total] = await db.select({ n: count() }).from(accounts).where(where);
+  return { rows, total: total?.n ?? 0 };
+}
+
+/** The subtype of each of the organization's accounts among `ids` (well-formed). */
+export async function accountSubtypes(
+  db: Executor,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Map<string, AccountSubtype>> {
+  const rows = await db
+    .select({ id: accounts.id, subtype: accounts.subtype })
+    .from(accounts)
+    .where(and(eq(accounts.organizationId, organizationId), inArray(accounts.id, [...ids])));
+  return new Map(rows.map((a) => [a.id, a.subtype as AccountSubtype]));
 }
 
 export async function createAccount(

@@ -1,6 +1,6 @@
 import { DomainError, type EventType } from '@firm/core';
 import { accounts, type Executor, journalEntries, organizations, pgErrorOf, type Tx } from '@firm/db';
-import { and, asc, eq, isNotNull, isNull, ne } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNotNull, isNull, ne, type SQL } from 'drizzle-orm';
 import { STANDARD_CHART } from './chart-template';
 import { type LedgerContext, nowOf } from './context';
 import { recordEvent } from './events';
@@ -264,6 +264,14 @@ export async function assertCompanyWritable(db: Executor, organizationId: string
   if (row?.archivedAt) throw companyArchived();
 }
 
+/** The condition of a list's status: the active companies, the archived ones, or all. */
+const withStatus = (status: CompanyStatus | 'all'): SQL | undefined =>
+  status === 'all'
+    ? undefined
+    : status === 'archived'
+      ? isNotNull(organizations.archivedAt)
+      : isNull(organizations.archivedAt);
+
 /** A firm's companies by name, for operators (the CLI): the active ones, the archived ones, or all. */
 export async function listCompanies(
   db: Executor,
@@ -273,15 +281,103 @@ export async function listCompanies(
   return db
     .select()
     .from(organizations)
+    .where(and(eq(organizations.firmId, firmId), withStatus(status)))
+    .orderBy(asc(organizations.name), asc(organizations.id));
+}
+
+/**
+ * The questions other packages ask of companies (organizations): identity's tenancy, the gateway, the embedded
+ * platform, reports and webhooks read the ledger's table through these.
+ */
+
+/** The company by id alone, for callers that know it is theirs (a route's checked organization, a report). */
+export async function companyById(db: Executor, organizationId: string): Promise<Company | undefined> {
+  const [row] = await db.select().from(organizations).where(eq(organizations.id, organizationId));
+  return row;
+}
+
+/** The company when it is one of the firm's; undefined otherwise, as for a missing one. */
+export async function companyOfFirm(
+  db: Executor,
+  firmId: string,
+  organizationId: string,
+): Promise<Company | undefined> {
+  const [row] = await db
+    .select()
+    .from(organizations)
+    .where(and(eq(organizations.id, organizationId), eq(organizations.firmId, firmId)))
+    .limit(1);
+  return row;
+}
+
+/** Those of `ids` (well-formed) that are companies of the firm, archived or not. */
+export async function firmCompanyIds(db: Executor, firmId: string, ids: readonly string[]): Promise<string[]> {
+  const rows = await db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(and(eq(organizations.firmId, firmId), inArray(organizations.id, [...ids])));
+  return rows.map((o) => o.id);
+}
+
+/**
+ * A page of the firm's companies in id order (the ids above `afterId`), among `ids` unless it is null, in `status`:
+ * the lists of the companies a credential may see.
+ */
+export async function companiesOfFirm(
+  db: Executor,
+  firmId: string,
+  filter: { ids: readonly string[] | null; status: CompanyStatus | 'all'; afterId?: string | undefined; limit: number },
+): Promise<Company[]> {
+  return db
+    .select()
+    .from(organizations)
     .where(
       and(
         eq(organizations.firmId, firmId),
-        status === 'all'
-          ? undefined
-          : status === 'archived'
-            ? isNotNull(organizations.archivedAt)
-            : isNull(organizations.archivedAt),
+        filter.ids === null ? undefined : inArray(organizations.id, [...filter.ids]),
+        withStatus(filter.status),
+        filter.afterId === undefined ? undefined : gt(organizations.id, filter.afterId),
       ),
     )
-    .orderBy(asc(organizations.name), asc(organizations.id));
+    .orderBy(asc(organizations.id))
+    .limit(filter.limit);
+}
+
+/** The ids of the firm's active companies, among `ids` unless it is null, at most `limit` of them. */
+export async function activeCompanyIds(
+  db: Executor,
+  firmId: string,
+  ids: readonly string[] | null,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(
+      and(
+        eq(organizations.firmId, firmId),
+        isNull(organizations.archivedAt),
+        ids === null ? undefined : inArray(organizations.id, [...ids]),
+      ),
+    )
+    .limit(limit);
+  return rows.map((o) => o.id);
+}
+
+/** The firm's active companies by name, with their ids: what a person picks a company from. */
+export async function activeCompanyNames(db: Executor, firmId: string): Promise<{ id: string; name: string }[]> {
+  return db
+    .select({ id: organizations.id, name: organizations.name })
+    .from(organizations)
+    .where(and(eq(organizations.firmId, firmId), isNull(organizations.archivedAt)))
+    .orderBy(asc(organizations.name));
+}
+
+/** The firm's companies in id order, with their names: what the demo seed reports it made. */
+export async function firmCompanyNames(db: Executor, firmId: string): Promise<{ id: string; name: string }[]> {
+  return db
+    .select({ id: organizations.id, name: organizations.name })
+    .from(organizations)
+    .where(eq(organizations.firmId, firmId))
+    .orderBy(asc(organizations.id));
 }

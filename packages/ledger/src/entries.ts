@@ -8,7 +8,7 @@ import {
   type Tx,
   rowsOf,
 } from '@firm/db';
-import { and, asc, eq, gt, gte, inArray, lte, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, gte, inArray, lte, or, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 import { checkDate } from './dates';
 import { rethrowLedgerError } from './db-errors';
@@ -90,8 +90,8 @@ const splitAmount = (amount: number) => ({
   creditCents: amount < 0 ? -amount : 0,
 });
 
-type EntryRow = typeof journalEntries.$inferSelect;
-type LineRow = typeof journalLines.$inferSelect;
+export type EntryRow = typeof journalEntries.$inferSelect;
+export type LineRow = typeof journalLines.$inferSelect;
 
 function toEntry(row: EntryRow, lines: LineRow[]): Entry {
   return {
@@ -118,13 +118,18 @@ function toEntry(row: EntryRow, lines: LineRow[]): Entry {
   };
 }
 
-async function linesOf(db: Executor, organizationId: string, entryIds: string[]): Promise<Map<string, LineRow[]>> {
+/** The lines of the organization's entries among `entryIds`, by entry, each entry's in line order. */
+export async function entryLinesOf(
+  db: Executor,
+  organizationId: string,
+  entryIds: readonly string[],
+): Promise<Map<string, LineRow[]>> {
   const byEntry = new Map<string, LineRow[]>(entryIds.map((id) => [id, []]));
   if (entryIds.length === 0) return byEntry;
   const rows = await db
     .select()
     .from(journalLines)
-    .where(and(eq(journalLines.organizationId, organizationId), inArray(journalLines.entryId, entryIds)))
+    .where(and(eq(journalLines.organizationId, organizationId), inArray(journalLines.entryId, [...entryIds])))
     .orderBy(asc(journalLines.entryId), asc(journalLines.lineNo));
   for (const row of rows) byEntry.get(row.entryId)?.push(row);
   return byEntry;
@@ -195,8 +200,52 @@ export async function getEntry(db: Executor, organizationId: string, id: string)
     .where(and(eq(journalEntries.organizationId, organizationId), eq(journalEntries.id, id)))
     .limit(1);
   if (!row) throw entryNotFound();
-  const lines = await linesOf(db, organizationId, [row.id]);
+  const lines = await entryLinesOf(db, organizationId, [row.id]);
   return toEntry(row, lines.get(row.id) ?? []);
+}
+
+/** The organization's posted entries from one of `sources`: what the embedded platform shows as its transactions. */
+const postedFrom = (organizationId: string, sources: readonly EntrySource[]) =>
+  and(
+    eq(journalEntries.organizationId, organizationId),
+    eq(journalEntries.status, 'posted'),
+    inArray(journalEntries.source, [...sources]),
+  );
+
+/** The entry (without its lines) when it is a posted one of the organization from one of `sources`. */
+export async function postedEntryFrom(
+  db: Executor,
+  organizationId: string,
+  sources: readonly EntrySource[],
+  id: string,
+): Promise<EntryRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(journalEntries)
+    .where(and(postedFrom(organizationId, sources), eq(journalEntries.id, id)));
+  return row;
+}
+
+/**
+ * The organization's posted entries from one of `sources` (without their lines) in date order, `limit` of them from
+ * `offset`, and how many there are: for lists paged by position (the embedded platform's).
+ */
+export async function postedEntriesAtOffset(
+  db: Executor,
+  organizationId: string,
+  sources: readonly EntrySource[],
+  offset: number,
+  limit: number,
+): Promise<{ rows: EntryRow[]; total: number }> {
+  const rows = await db
+    .select()
+    .from(journalEntries)
+    .where(postedFrom(organizationId, sources))
+    .orderBy(asc(journalEntries.entryDate), asc(journalEntries.id))
+    .offset(offset)
+    .limit(limit);
+  const [total] = await db.select({ n: count() }).from(journalEntries).where(postedFrom(organizationId, sources));
+  return { rows, total: total?.n ?? 0 };
 }
 
 function checkAccountFilter(accountId: string | undefined): void {
@@ -240,7 +289,7 @@ export async function listEntries(db: Executor, organizationId: string, filter: 
     .orderBy(asc(journalEntries.entryDate), asc(journalEntries.id))
     .limit(filter.limit + 1);
   const page = toPage(rows, filter.limit, (e) => [e.entryDate, e.id]);
-  const lines = await linesOf(
+  const lines = await entryLinesOf(
     db,
     organizationId,
     page.data.map((e) => e.id),

@@ -1,5 +1,5 @@
 import { decodeCursor, type EventType, newId, type Page, toPage } from '@firm/core';
-import { type Executor, preparedStatement, rowsOf, type StatementValues, type Tx } from '@firm/db';
+import { auditEvents, type Executor, preparedStatement, rowsOf, type StatementValues, type Tx } from '@firm/db';
 import { type SQL, sql } from 'drizzle-orm';
 import { type LedgerContext, nowOf } from './context';
 
@@ -66,6 +66,26 @@ const recordEventStatement = preparedStatement('ledger_record_event', sql`with $
  */
 export async function recordEvent(tx: Tx, ctx: LedgerContext, event: LedgerEvent): Promise<void> {
   await recordEventStatement(tx, eventValues(ctx, event));
+}
+
+/**
+ * Writes a firm-level audit row (no organization, so no outbox event: webhooks are per organization) in the caller's
+ * transaction: identity's record of changes to the firm's people and keys, in the one audit trail the firm reads.
+ */
+export async function recordFirmAuditRow(
+  tx: Executor,
+  row: {
+    firmId: string;
+    actorKind: string;
+    actorId: string;
+    action: string;
+    resourceType: string;
+    resourceId: string;
+    requestId: string | null;
+    data: Record<string, unknown>;
+  },
+): Promise<void> {
+  await tx.insert(auditEvents).values({ ...row, organizationId: null });
 }
 
 export interface AuditEvent {

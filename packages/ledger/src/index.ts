@@ -1,14 +1,32 @@
 export { accountLedger, inNormalDirection } from './account-ledger';
-export { createAccount, deleteAccount, getAccount, listAccounts, presentAccount, updateAccount } from './accounts';
+export {
+  accountCodes,
+  accountsAtOffset,
+  accountsByIds,
+  accountSubtypes,
+  createAccount,
+  deleteAccount,
+  getAccount,
+  listAccounts,
+  presentAccount,
+  updateAccount,
+} from './accounts';
 export type { Account } from './accounts';
 export { rollupRows } from './balances';
 export { STANDARD_CHART } from './chart-template';
 export {
+  activeCompanyIds,
+  activeCompanyNames,
   assertCompanyWritable,
   CHART_TEMPLATE_NAMES,
   COMPANY_NAME_MAX,
+  companiesOfFirm,
   companyArchived,
+  companyById,
+  companyOfFirm,
   createCompany,
+  firmCompanyIds,
+  firmCompanyNames,
   listCompanies,
   presentCompany,
   setCompanyArchived,
@@ -20,8 +38,19 @@ export { nowOf } from './context';
 export type { LedgerContext } from './context';
 export { addDays, checkDateRange, fiscalYearStart, isIsoDate, todayUtc } from './dates';
 export { ledgerErrorOf, rethrowLedgerError } from './db-errors';
-export { createDraftEntry, getEntry, journalEntryStatus, listEntries, listJournalLines, presentEntry } from './entries';
-export { listAuditEvents, recordEvent } from './events';
+export {
+  createDraftEntry,
+  entryLinesOf,
+  getEntry,
+  journalEntryStatus,
+  listEntries,
+  listJournalLines,
+  postedEntriesAtOffset,
+  postedEntryFrom,
+  presentEntry,
+} from './entries';
+export type { EntryRow, EntrySource, LineRow } from './entries';
+export { listAuditEvents, recordEvent, recordFirmAuditRow } from './events';
 export { DEFAULT_GENERAL_LEDGER_MAX_LINES, generalLedger, openGeneralLedger } from './general-ledger';
 export type { GeneralLedgerLine, GeneralLedgerReader } from './general-ledger';
 export type { DebitCreditLine } from './lines';

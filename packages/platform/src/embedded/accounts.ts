@@ -1,14 +1,16 @@
 import { type AccountSubtype, type AccountType, ACCOUNT_SUBTYPES, isUuid } from '@firm/core';
-import { accounts, type Executor, type Tx } from '@firm/db';
+import { type Executor, type Tx } from '@firm/db';
 import {
   type Account,
   accountBalancesWithCurrency,
+  accountsAtOffset,
+  accountsByIds,
   createAccount,
   inNormalDirection,
   todayUtc,
   updateAccount,
 } from '@firm/ledger';
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { ListOptions, PlatformContext, PlatformRecord, RecordPage, WriteResult } from '../types';
 import {
   amountOf,
@@ -94,11 +96,7 @@ async function read(db: Executor, ctx: PlatformContext, rows: Account[]): Promis
 async function getMany(db: Executor, ctx: PlatformContext, ids: readonly string[]): Promise<PlatformRecord[]> {
   const wanted = ids.filter(isUuid);
   if (wanted.length === 0) return [];
-  const rows = await db
-    .select()
-    .from(accounts)
-    .where(and(eq(accounts.organizationId, ctx.organizationId), inArray(accounts.id, wanted)));
-  return read(db, ctx, rows);
+  return read(db, ctx, await accountsByIds(db, ctx.organizationId, wanted));
 }
 
 async function getOne(db: Executor, ctx: PlatformContext, id: string): Promise<PlatformRecord> {
@@ -133,16 +131,8 @@ export const accountHandler: EntityHandler = {
     },
   },
   async list(db, ctx, options: ListOptions): Promise<RecordPage> {
-    const where = eq(accounts.organizationId, ctx.organizationId);
-    const rows = await db
-      .select()
-      .from(accounts)
-      .where(where)
-      .orderBy(asc(accounts.code), asc(accounts.id))
-      .offset(offsetOf(options))
-      .limit(options.maxResults);
-    const [total] = await db.select({ n: count() }).from(accounts).where(where);
-    return pageOf(await read(db, ctx, rows), options, total?.n ?? 0);
+    const { rows, total } = await accountsAtOffset(db, ctx.organizationId, offsetOf(options), options.maxResults);
+    return pageOf(await read(db, ctx, rows), options, total);
   },
   get: getOne,
   getMany,

@@ -1,7 +1,7 @@
 import { isUuid } from '@firm/core';
-import { type Address, contacts, type Executor, type Tx } from '@firm/db';
-import { type Contact, createContact, updateContact } from '@firm/documents';
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { type Address, type Executor, type Tx } from '@firm/db';
+import { type Contact, contactsAtOffset, contactsByIds, createContact, updateContact } from '@firm/documents';
+import { sql } from 'drizzle-orm';
 import type { PlatformRecord, WriteResult } from '../types';
 import {
   booleanOf,
@@ -74,15 +74,10 @@ const phoneOf = (payload: Payload) => {
 /** Customers and vendors are the books' contacts seen from one side; a contact of kind `both` is both. */
 function contactHandler(side: Side, entity: string): EntityHandler {
   const kinds = side === 'customer' ? (['customer', 'both'] as const) : (['vendor', 'both'] as const);
-  const where = (organizationId: string) =>
-    and(eq(contacts.organizationId, organizationId), inArray(contacts.kind, [...kinds]));
   const getMany = async (db: Executor, organizationId: string, ids: readonly string[]) => {
     const wanted = ids.filter(isUuid);
     if (wanted.length === 0) return [];
-    const rows = await db
-      .select()
-      .from(contacts)
-      .where(and(where(organizationId), inArray(contacts.id, wanted)));
+    const rows = await contactsByIds(db, organizationId, kinds, wanted);
     const versions = await versionsOf(
       db,
       organizationId,
@@ -112,14 +107,13 @@ function contactHandler(side: Side, entity: string): EntityHandler {
       },
     },
     async list(db, ctx, options) {
-      const rows = await db
-        .select()
-        .from(contacts)
-        .where(where(ctx.organizationId))
-        .orderBy(asc(contacts.name), asc(contacts.id))
-        .offset(offsetOf(options))
-        .limit(options.maxResults);
-      const [total] = await db.select({ n: count() }).from(contacts).where(where(ctx.organizationId));
+      const { rows, total } = await contactsAtOffset(
+        db,
+        ctx.organizationId,
+        kinds,
+        offsetOf(options),
+        options.maxResults,
+      );
       const versions = await versionsOf(
         db,
         ctx.organizationId,
@@ -128,7 +122,7 @@ function contactHandler(side: Side, entity: string): EntityHandler {
       return pageOf(
         rows.map((r) => present(r, versions.get(r.id))),
         options,
-        total?.n ?? 0,
+        total,
       );
     },
     get: (db, ctx, id) => getOne(db, ctx.organizationId, id),

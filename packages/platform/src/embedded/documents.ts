@@ -1,18 +1,21 @@
 import { isUuid } from '@firm/core';
-import { documents, type Executor, type Tx } from '@firm/db';
+import { type Executor, type Tx } from '@firm/db';
 import {
   createDocument,
   type Document,
   type DocumentInput,
+  type DocumentType,
   getDocument,
   type LineDocumentType,
   type LineInput,
+  liveDocumentsAtOffset,
+  liveDocumentsByIds,
   updateDocument,
   voidDocument,
   withDetail,
 } from '@firm/documents';
 import { getEntry, todayUtc } from '@firm/ledger';
-import { and, asc, count, eq, inArray, ne, type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { JournalEffectLine, PlatformRecord, WriteResult } from '../types';
 import {
   amountOf,
@@ -178,16 +181,13 @@ function linesIn(shape: DocumentShape, lines: Payload[]): LineInput[] {
  */
 export function documentReads(
   entity: string,
-  live: (organizationId: string) => SQL | undefined,
+  type: DocumentType,
   presentAll: (db: Executor, organizationId: string, docs: Document[]) => Promise<PlatformRecord[]>,
 ) {
   async function getMany(db: Executor, organizationId: string, ids: readonly string[]): Promise<PlatformRecord[]> {
     const wanted = ids.filter(isUuid);
     if (wanted.length === 0) return [];
-    const rows = await db
-      .select()
-      .from(documents)
-      .where(and(live(organizationId), inArray(documents.id, wanted)));
+    const rows = await liveDocumentsByIds(db, organizationId, type, wanted);
     return presentAll(db, organizationId, await withDetail(db, organizationId, rows));
   }
 
@@ -203,16 +203,15 @@ export function documentReads(
   }
 
   const list: EntityHandler['list'] = async (db, ctx, options) => {
-    const rows = await db
-      .select()
-      .from(documents)
-      .where(live(ctx.organizationId))
-      .orderBy(asc(documents.date), asc(documents.id))
-      .offset(offsetOf(options))
-      .limit(options.maxResults);
-    const [total] = await db.select({ n: count() }).from(documents).where(live(ctx.organizationId));
+    const { rows, total } = await liveDocumentsAtOffset(
+      db,
+      ctx.organizationId,
+      type,
+      offsetOf(options),
+      options.maxResults,
+    );
     const docs = await withDetail(db, ctx.organizationId, rows);
-    return pageOf(await presentAll(db, ctx.organizationId, docs), options, total?.n ?? 0);
+    return pageOf(await presentAll(db, ctx.organizationId, docs), options, total);
   };
 
   return { getMany, getOne, journal, list };
@@ -220,8 +219,6 @@ export function documentReads(
 
 function documentHandler(shape: DocumentShape): EntityHandler {
   const contactField = shape.side === 'sales' ? 'CustomerRef' : 'VendorRef';
-  const live = (organizationId: string) =>
-    and(eq(documents.organizationId, organizationId), eq(documents.type, shape.type), ne(documents.status, 'void'));
 
   async function presentAll(db: Executor, organizationId: string, docs: Document[]): Promise<PlatformRecord[]> {
     if (docs.length === 0) return [];
@@ -234,7 +231,7 @@ function documentHandler(shape: DocumentShape): EntityHandler {
     return docs.map((d) => present(shape, d, nameOf.get(d.contactId), versions.get(d.id)));
   }
 
-  const { getMany, getOne, journal, list } = documentReads(shape.entity, live, presentAll);
+  const { getMany, getOne, journal, list } = documentReads(shape.entity, shape.type, presentAll);
 
   function inputOf(payload: Payload, partial: boolean): Partial<DocumentInput> {
     const contactId = refOf(payload, contactField);

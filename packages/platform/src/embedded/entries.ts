@@ -1,14 +1,20 @@
 import { isUuid } from '@firm/core';
-import { accounts, type Executor, journalEntries, journalLines, type Tx } from '@firm/db';
+import { type Executor, type Tx } from '@firm/db';
 import {
+  accountSubtypes,
   type DebitCreditLine,
+  type EntryRow,
   entryDebitsCentsOf,
+  entryLinesOf,
+  type LineRow,
+  postedEntriesAtOffset,
+  postedEntryFrom,
   type PostingInput,
   postTransaction,
   todayUtc,
   voidEntry,
 } from '@firm/ledger';
-import { and, asc, count, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { PlatformContext, PlatformRecord, WriteResult } from '../types';
 import {
   amountOf,
@@ -32,9 +38,6 @@ import {
 } from './common';
 import type { EntityHandler } from './handler';
 import { versioned } from './query';
-
-type EntryRow = typeof journalEntries.$inferSelect;
-type LineRow = typeof journalLines.$inferSelect;
 
 interface Loaded {
   row: EntryRow;
@@ -227,54 +230,29 @@ const SHAPES: readonly EntryShape[] = [
 ];
 
 function entryHandler(shape: EntryShape): EntityHandler {
-  const live = (organizationId: string): SQL | undefined =>
-    and(
-      eq(journalEntries.organizationId, organizationId),
-      eq(journalEntries.status, 'posted'),
-      inArray(journalEntries.source, [...shape.sources]),
-    );
-
   async function presentAll(db: Executor, ctx: PlatformContext, rows: EntryRow[]): Promise<PlatformRecord[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
-    const lines = await db
-      .select()
-      .from(journalLines)
-      .where(and(eq(journalLines.organizationId, ctx.organizationId), inArray(journalLines.entryId, ids)))
-      .orderBy(asc(journalLines.entryId), asc(journalLines.lineNo));
-    const accountIds = [...new Set(lines.map((l) => l.accountId))];
-    const subtypes = new Map(
-      (
-        await db
-          .select({ id: accounts.id, subtype: accounts.subtype })
-          .from(accounts)
-          .where(and(eq(accounts.organizationId, ctx.organizationId), inArray(accounts.id, accountIds)))
-      ).map((a) => [a.id, a.subtype as string]),
-    );
+    const lines = await entryLinesOf(db, ctx.organizationId, ids);
+    const accountIds = [...new Set([...lines.values()].flat().map((l) => l.accountId))];
+    const subtypes = await accountSubtypes(db, ctx.organizationId, accountIds);
     const versions = await versionsOf(db, ctx.organizationId, ids);
     return rows.map((row) => {
-      const loaded = { row, lines: lines.filter((l) => l.entryId === row.id), subtypes, version: versions.get(row.id) };
+      const loaded = { row, lines: lines.get(row.id) ?? [], subtypes, version: versions.get(row.id) };
       return { ...envelope(row.id, row.createdAt, loaded.version), ...shape.present(loaded) } as PlatformRecord;
     });
   }
 
   async function getOne(db: Executor, ctx: PlatformContext, id: string): Promise<PlatformRecord> {
     if (!isUuid(id)) throw recordNotFound(shape.entity);
-    const rows = await db
-      .select()
-      .from(journalEntries)
-      .where(and(live(ctx.organizationId), eq(journalEntries.id, id)));
-    const [record] = await presentAll(db, ctx, rows);
+    const row = await postedEntryFrom(db, ctx.organizationId, shape.sources, id);
+    const [record] = await presentAll(db, ctx, row ? [row] : []);
     if (!record) throw recordNotFound(shape.entity);
     return record;
   }
 
   async function journalOfEntry(tx: Tx, ctx: PlatformContext, id: string) {
-    const lines = await tx
-      .select()
-      .from(journalLines)
-      .where(and(eq(journalLines.organizationId, ctx.organizationId), eq(journalLines.entryId, id)))
-      .orderBy(asc(journalLines.lineNo));
+    const lines = (await entryLinesOf(tx, ctx.organizationId, [id])).get(id) ?? [];
     return journalOf(
       lines.map((l) => ({
         accountId: l.accountId,
@@ -305,15 +283,14 @@ function entryHandler(shape: EntryShape): EntityHandler {
       },
     },
     async list(db, ctx, options) {
-      const rows = await db
-        .select()
-        .from(journalEntries)
-        .where(live(ctx.organizationId))
-        .orderBy(asc(journalEntries.entryDate), asc(journalEntries.id))
-        .offset(offsetOf(options))
-        .limit(options.maxResults);
-      const [n] = await db.select({ n: count() }).from(journalEntries).where(live(ctx.organizationId));
-      return pageOf(await presentAll(db, ctx, rows), options, n?.n ?? 0);
+      const { rows, total } = await postedEntriesAtOffset(
+        db,
+        ctx.organizationId,
+        shape.sources,
+        offsetOf(options),
+        options.maxResults,
+      );
+      return pageOf(await presentAll(db, ctx, rows), options, total);
     },
     get: getOne,
     async create(tx, ctx, payload): Promise<WriteResult> {

@@ -1,7 +1,7 @@
 import { isUuid } from '@firm/core';
-import { type Executor, items, type Tx } from '@firm/db';
-import { createItem, type Item, updateItem } from '@firm/documents';
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { type Executor, type Tx } from '@firm/db';
+import { createItem, type Item, itemsAtOffset, itemsByIds, updateItem } from '@firm/documents';
+import { sql } from 'drizzle-orm';
 import type { PlatformRecord, WriteResult } from '../types';
 import {
   amountOf,
@@ -47,10 +47,7 @@ function kindOf(payload: Payload): Item['kind'] | undefined {
 async function getMany(db: Executor, organizationId: string, ids: readonly string[]): Promise<PlatformRecord[]> {
   const wanted = ids.filter(isUuid);
   if (wanted.length === 0) return [];
-  const rows = await db
-    .select()
-    .from(items)
-    .where(and(eq(items.organizationId, organizationId), inArray(items.id, wanted)));
+  const rows = await itemsByIds(db, organizationId, wanted);
   const versions = await versionsOf(
     db,
     organizationId,
@@ -78,15 +75,7 @@ export const itemHandler: EntityHandler = {
     },
   },
   async list(db, ctx, options) {
-    const where = eq(items.organizationId, ctx.organizationId);
-    const rows = await db
-      .select()
-      .from(items)
-      .where(where)
-      .orderBy(asc(items.name), asc(items.id))
-      .offset(offsetOf(options))
-      .limit(options.maxResults);
-    const [n] = await db.select({ n: count() }).from(items).where(where);
+    const { rows, total } = await itemsAtOffset(db, ctx.organizationId, offsetOf(options), options.maxResults);
     const versions = await versionsOf(
       db,
       ctx.organizationId,
@@ -95,7 +84,7 @@ export const itemHandler: EntityHandler = {
     return pageOf(
       rows.map((r) => present(r, versions.get(r.id))),
       options,
-      n?.n ?? 0,
+      total,
     );
   },
   get: (db, ctx, id) => getOne(db, ctx.organizationId, id),

@@ -1,9 +1,17 @@
 import { recordPayment } from '@firm/banking';
 import { isUuid } from '@firm/core';
-import { contacts, documents, type Executor, type Tx } from '@firm/db';
-import { type AllocationInput, type Document, getDocument, type PaymentType, voidPayment } from '@firm/documents';
+import { type Executor, type Tx } from '@firm/db';
+import {
+  type AllocationInput,
+  contactNames,
+  type Document,
+  documentTypes,
+  getDocument,
+  type PaymentType,
+  voidPayment,
+} from '@firm/documents';
 import { todayUtc } from '@firm/ledger';
-import { and, eq, inArray, ne, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { PlatformRecord, WriteResult } from '../types';
 import {
   amountOf,
@@ -65,25 +73,13 @@ function bankRefOf(shape: PaymentShape, payload: Payload): string | undefined {
  * what it paid is open again. A payment is not edited: delete it and create it again.
  */
 function paymentHandler(shape: PaymentShape): EntityHandler {
-  const live = (organizationId: string) =>
-    and(eq(documents.organizationId, organizationId), eq(documents.type, shape.type), ne(documents.status, 'void'));
-
   async function presentAll(db: Executor, organizationId: string, docs: Document[]): Promise<PlatformRecord[]> {
     if (docs.length === 0) return [];
     const contactIds = [...new Set(docs.map((d) => d.contactId))];
-    const names = await db
-      .select({ id: contacts.id, name: contacts.name })
-      .from(contacts)
-      .where(and(eq(contacts.organizationId, organizationId), inArray(contacts.id, contactIds)));
+    const names = await contactNames(db, organizationId, contactIds);
     const nameOf = new Map(names.map((n) => [n.id, n.name]));
     const linked = [...new Set(docs.flatMap((d) => d.allocations.map((a) => a.targetId)))];
-    const types =
-      linked.length === 0
-        ? []
-        : await db
-            .select({ id: documents.id, type: documents.type })
-            .from(documents)
-            .where(and(eq(documents.organizationId, organizationId), inArray(documents.id, linked)));
+    const types = linked.length === 0 ? [] : await documentTypes(db, organizationId, linked);
     const typeOf = new Map(types.map((t) => [t.id, t.type]));
     const versions = await versionsOf(
       db,
@@ -121,7 +117,7 @@ function paymentHandler(shape: PaymentShape): EntityHandler {
     });
   }
 
-  const { getMany, getOne, journal, list } = documentReads(shape.entity, live, presentAll);
+  const { getMany, getOne, journal, list } = documentReads(shape.entity, shape.type, presentAll);
 
   /** Lines pay what their `LinkedTxn` names: the target documents, or credits used towards them. */
   async function allocationsOf(
@@ -137,13 +133,7 @@ function paymentHandler(shape: PaymentShape): EntityHandler {
       return { documentId: txnId, amountCents: centsOf(line.Amount, `Line.${i}.Amount`), field: `payload.Line.${i}` };
     });
     const ids = parsed.map((p) => p.documentId).filter(isUuid);
-    const rows =
-      ids.length === 0
-        ? []
-        : await tx
-            .select({ id: documents.id, type: documents.type })
-            .from(documents)
-            .where(and(eq(documents.organizationId, organizationId), inArray(documents.id, ids)));
+    const rows = ids.length === 0 ? [] : await documentTypes(tx, organizationId, ids);
     const credit = new Set(rows.filter((r) => r.type === shape.credit.type).map((r) => r.id));
     return {
       allocations: parsed.filter((p) => !credit.has(p.documentId)),

@@ -1,6 +1,7 @@
 import { DomainError } from '@firm/core';
-import { type Executor, organizations } from '@firm/db';
+import { type Executor } from '@firm/db';
 import {
+  companyOfFirm,
   balanceSheet,
   fiscalYearStart,
   openGeneralLedger,
@@ -10,7 +11,7 @@ import {
   type BalanceSection,
   type ProfitAndLossSection,
 } from '@firm/ledger';
-import { and, eq } from 'drizzle-orm';
+import {} from 'drizzle-orm';
 import type { PlatformContext, ReportName, ReportParams, StreamedReport } from '../types';
 
 /** Money as the platform's reports write it: a decimal string with two places, exact from integer cents. */
@@ -54,10 +55,7 @@ function accountSection(group: string, title: string, s: BalanceSection | Profit
 }
 
 async function organizationOf(db: Executor, ctx: PlatformContext) {
-  const [org] = await db
-    .select()
-    .from(organizations)
-    .where(and(eq(organizations.id, ctx.organizationId), eq(organizations.firmId, ctx.firmId)));
+  const org = await companyOfFirm(db, ctx.firmId, ctx.organizationId);
   if (!org) throw new DomainError('RECORD_NOT_FOUND', 'no such company');
   return org;
 }

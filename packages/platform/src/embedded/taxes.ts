@@ -1,12 +1,11 @@
 import { isUuid } from '@firm/core';
-import { type Executor, taxRates } from '@firm/db';
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import type { Executor } from '@firm/db';
+import { type TaxRate, taxRatesAtOffset, taxRatesByIds } from '@firm/documents';
+import { sql } from 'drizzle-orm';
 import type { PlatformRecord } from '../types';
 import { envelope, offsetOf, pageOf, recordNotFound, versionsOf } from './common';
 import type { EntityHandler } from './handler';
 import { versioned } from './query';
-
-type TaxRateRow = typeof taxRates.$inferSelect;
 
 /**
  * The organization's sales tax rates, read-only, each as the platform presents tax: a `TaxRate` (`RateValue` in
@@ -14,7 +13,7 @@ type TaxRateRow = typeof taxRates.$inferSelect;
  * created and changed through the partner API.
  */
 function taxHandler(entity: 'TaxRate' | 'TaxCode'): EntityHandler {
-  const present = (r: TaxRateRow, version: Parameters<typeof envelope>[2]): PlatformRecord => {
+  const present = (r: TaxRate, version: Parameters<typeof envelope>[2]): PlatformRecord => {
     const common = { ...envelope(r.id, r.createdAt, version), Name: r.name, Description: r.name, Active: !r.archived };
     if (entity === 'TaxRate') {
       return { ...common, RateValue: r.rateBps / 100, SpecialTaxType: 'NONE', DisplayType: 'ReadOnly' };
@@ -33,10 +32,7 @@ function taxHandler(entity: 'TaxRate' | 'TaxCode'): EntityHandler {
   async function getMany(db: Executor, organizationId: string, ids: readonly string[]): Promise<PlatformRecord[]> {
     const wanted = ids.filter(isUuid);
     if (wanted.length === 0) return [];
-    const rows = await db
-      .select()
-      .from(taxRates)
-      .where(and(eq(taxRates.organizationId, organizationId), inArray(taxRates.id, wanted)));
+    const rows = await taxRatesByIds(db, organizationId, wanted);
     const versions = await versionsOf(
       db,
       organizationId,
@@ -58,15 +54,7 @@ function taxHandler(entity: 'TaxRate' | 'TaxCode'): EntityHandler {
       },
     },
     async list(db, ctx, options) {
-      const where = eq(taxRates.organizationId, ctx.organizationId);
-      const rows = await db
-        .select()
-        .from(taxRates)
-        .where(where)
-        .orderBy(asc(taxRates.name), asc(taxRates.id))
-        .offset(offsetOf(options))
-        .limit(options.maxResults);
-      const [total] = await db.select({ n: count() }).from(taxRates).where(where);
+      const { rows, total } = await taxRatesAtOffset(db, ctx.organizationId, offsetOf(options), options.maxResults);
       const versions = await versionsOf(
         db,
         ctx.organizationId,
@@ -75,7 +63,7 @@ function taxHandler(entity: 'TaxRate' | 'TaxCode'): EntityHandler {
       return pageOf(
         rows.map((r) => present(r, versions.get(r.id))),
         options,
-        total?.n ?? 0,
+        total,
       );
     },
     async get(db, ctx, id) {
