@@ -76,6 +76,14 @@ export async function getClient(
   return row;
 }
 
+/**
+ * Opens or closes every client of the firm to agents at once, without an audit event: for the demo seed, in the
+ * transaction that creates the firm and its clients.
+ */
+export async function setFirmAgentAccess(tx: Tx, firmId: string, agentAccess: AgentAccess): Promise<void> {
+  await tx.update(acctClients).set({ agentAccess }).where(eq(acctClients.firmId, firmId));
+}
+
 /** Opens or closes a client to agents. Firm owners and admins do this; the gateway's audit trail records it. */
 export async function setAgentAccess(
   tx: Tx,

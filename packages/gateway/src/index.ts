@@ -1,6 +1,6 @@
 export { appendAuditEvent, listAgentAuditEvents, openAuditTrail, verifyAuditChains } from './audit';
 export type { AuditTrail, ChainReport } from './audit';
-export { agentClientOf, getClient, listClients, setAgentAccess } from './clients';
+export { agentClientOf, getClient, listClients, setAgentAccess, setFirmAgentAccess } from './clients';
 export type { Client } from './clients';
 export { COVERAGE, coverageOf, coverageOfShortcut, SHORTCUT_LISTS, TRANSACTION_TYPES } from './coverage';
 export type { CoverageEntry } from './coverage';

@@ -7,12 +7,11 @@ import {
   type IdempotencyKey,
   API_KEYS,
   liveRecordQuery,
-  organizations,
   rowsOf,
   type Tx,
 } from '@firm/db';
 import { agentOfCredential } from '@firm/identity';
-import { recordEvent } from '@firm/ledger';
+import { booksClosedThrough, companyOfFirm, recordEvent } from '@firm/ledger';
 import type { JournalEffectLine, WriteResult } from '@firm/platform';
 import { and, eq, sql } from 'drizzle-orm';
 import {
@@ -304,10 +303,7 @@ export function createApprovals(options: {
   /** The books' closing date of an embedded client (a remote platform's is not known here: null). */
   const closedThroughOf = async (client: Client): Promise<string | null> => {
     if (client.platform !== 'embedded') return null;
-    const [row] = await db
-      .select({ closed: organizations.booksClosedThrough })
-      .from(organizations)
-      .where(eq(organizations.id, client.id));
+    const [row] = await booksClosedThrough(db, [client.id]);
     return row?.closed ?? null;
   };
 
@@ -605,10 +601,7 @@ export function createApprovals(options: {
     let outcome: { status: number; body: unknown; syncToken: string | null } | null = null;
     let failure: { code: string; reason: string } | null = null;
     try {
-      const [org] = await db
-        .select({ id: organizations.id, name: organizations.name })
-        .from(organizations)
-        .where(and(eq(organizations.id, row.organizationId), eq(organizations.firmId, row.firmId)));
+      const org = await companyOfFirm(db, row.firmId, row.organizationId);
       const client = org ? await agentClientOf(db, row.firmId, org) : null;
       if (!client || client.agentAccess === 'none') throw new DomainError('CLIENT_NOT_FOUND', 'client not found');
       if (!(await isCredentialLive(row))) {

@@ -1,4 +1,5 @@
-import { auditEvents, type Executor } from '@firm/db';
+import { type Executor } from '@firm/db';
+import { recordFirmAuditRow } from '@firm/ledger';
 
 /**
  * Who changes the firm's people and keys, for its audit trail: the credential (kind and id, as every audit row names
@@ -26,9 +27,8 @@ export interface FirmEvent {
  * are per organization.
  */
 export async function recordFirmEvent(tx: Executor, actor: FirmActor, event: FirmEvent): Promise<void> {
-  await tx.insert(auditEvents).values({
+  await recordFirmAuditRow(tx, {
     firmId: actor.firmId,
-    organizationId: null,
     actorKind: actor.kind,
     actorId: actor.id,
     action: event.action,

@@ -30,9 +30,24 @@ export async function createFirm(db: Executor, input: { name: string; slug?: str
   if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(slug)) {
     throw new DomainError('VALIDATION_ERROR', `slug ${slug}: lower-case letters, digits and inner dashes only`);
   }
-  const [firm] = await db.insert(firms).values({ name, slug }).onConflictDoNothing({ target: firms.slug }).returning();
+  const firm = await createFirmIfNew(db, { name, slug });
   if (!firm) throw new DomainError('CONFLICT', `a firm with slug ${slug} exists`);
   return firm;
+}
+
+/**
+ * The firm, created unless its slug is taken (then undefined): for a seed that makes its firm once, whoever runs it
+ * first. The name and slug are the caller's own, not checked.
+ */
+export async function createFirmIfNew(db: Executor, input: { name: string; slug: string }): Promise<Firm | undefined> {
+  const [firm] = await db.insert(firms).values(input).onConflictDoNothing({ target: firms.slug }).returning();
+  return firm;
+}
+
+/** The id of the firm with this slug, if there is one. */
+export async function firmIdOfSlug(db: Executor, slug: string): Promise<string | undefined> {
+  const [firm] = await db.select({ id: firms.id }).from(firms).where(eq(firms.slug, slug));
+  return firm?.id;
 }
 
 export async function findFirm(db: Executor, firmId: string): Promise<Firm | null> {

@@ -45,12 +45,15 @@ export {
   verifyLogin,
 } from './sessions';
 export type { Session, SessionUser, UserRole } from './sessions';
-export { createFirm, findFirm, hasFirms } from './firms';
+export { createFirm, createFirmIfNew, findFirm, firmIdOfSlug, hasFirms } from './firms';
 export {
   acceptInvitation,
+  createFirmOwner,
   createUser,
   deactivateUser,
   findInvitation,
+  firmOfUser,
+  firmUserByEmail,
   getUser,
   inviteUser,
   listUsers,

@@ -1,6 +1,7 @@
 import { NOT_FOR_OAUTH, OAUTH_SCOPES, isScope, type Scope } from '@firm/core';
-import { type Executor, firms, oauthGrants, organizations } from '@firm/db';
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { type Executor, firms, oauthGrants } from '@firm/db';
+import { activeCompanyNames } from '@firm/ledger';
+import { and, eq } from 'drizzle-orm';
 import { findOAuthClient, type OAuthClient } from './oauth-clients';
 
 /** What a client gets when it asks for no scope (RFC 6749 3.3): everything it may have but managing connections. */
@@ -164,12 +165,7 @@ export async function consentContext(
   firmId: string,
 ): Promise<{ firmName: string; organizations: { id: string; name: string }[] }> {
   const [firm] = await db.select({ name: firms.name }).from(firms).where(eq(firms.id, firmId)).limit(1);
-  const orgs = await db
-    .select({ id: organizations.id, name: organizations.name })
-    .from(organizations)
-    .where(and(eq(organizations.firmId, firmId), isNull(organizations.archivedAt)))
-    .orderBy(asc(organizations.name));
-  return { firmName: firm?.name ?? '', organizations: orgs };
+  return { firmName: firm?.name ?? '', organizations: await activeCompanyNames(db, firmId) };
 }
 
 /**

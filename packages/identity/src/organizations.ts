@@ -1,27 +1,12 @@
 import { DomainError, decodeCursor, isUuid, type Page, toPage } from '@firm/core';
-import { type Executor, organizations } from '@firm/db';
-import { and, asc, eq, gt, inArray, isNotNull, isNull, type SQL } from 'drizzle-orm';
+import { type Executor } from '@firm/db';
+import { type Company, companiesOfFirm, companyOfFirm, firmCompanyIds } from '@firm/ledger';
 import { type Credential, canSeeOrganization } from './credentials';
 
-export type Organization = typeof organizations.$inferSelect;
-
-/** The organizations a credential may see: its firm's, narrowed to the key's list when it has one. */
-function visibleTo(credential: Credential): SQL | undefined {
-  const firm = eq(organizations.firmId, credential.firmId);
-  return credential.organizationIds === null
-    ? firm
-    : and(firm, inArray(organizations.id, credential.organizationIds as string[]));
-}
+export type Organization = Company;
 
 /** Which organizations a list shows: the active ones (the default), the archived ones, or both. */
 export type OrganizationStatusFilter = 'active' | 'archived' | 'all';
-
-const withStatus = (status: OrganizationStatusFilter): SQL | undefined =>
-  status === 'all'
-    ? undefined
-    : status === 'archived'
-      ? isNotNull(organizations.archivedAt)
-      : isNull(organizations.archivedAt);
 
 export async function listOrganizations(
   db: Executor,
@@ -29,13 +14,13 @@ export async function listOrganizations(
   page: { limit: number; cursor?: string | undefined; status?: OrganizationStatusFilter | undefined },
 ): Promise<Page<Organization>> {
   if (credential.organizationIds?.length === 0) return { data: [], nextCursor: null };
-  const after = page.cursor ? gt(organizations.id, String(decodeCursor(page.cursor, ['uuid'])[0])) : undefined;
-  const rows = await db
-    .select()
-    .from(organizations)
-    .where(and(visibleTo(credential), withStatus(page.status ?? 'active'), after))
-    .orderBy(asc(organizations.id))
-    .limit(page.limit + 1);
+  // The organizations a credential may see: its firm's, narrowed to the key's list when it has one.
+  const rows = await companiesOfFirm(db, credential.firmId, {
+    ids: credential.organizationIds,
+    status: page.status ?? 'active',
+    afterId: page.cursor ? String(decodeCursor(page.cursor, ['uuid'])[0]) : undefined,
+    limit: page.limit + 1,
+  });
   return toPage(rows, page.limit, (o) => [o.id]);
 }
 
@@ -46,12 +31,7 @@ export async function findVisibleOrganization(
   organizationId: string,
 ): Promise<Organization | null> {
   if (!canSeeOrganization(credential, organizationId)) return null;
-  const [row] = await db
-    .select()
-    .from(organizations)
-    .where(and(eq(organizations.id, organizationId), eq(organizations.firmId, credential.firmId)))
-    .limit(1);
-  return row ?? null;
+  return (await companyOfFirm(db, credential.firmId, organizationId)) ?? null;
 }
 
 /**
@@ -66,16 +46,7 @@ export async function requireOrganizations(
 ): Promise<string[]> {
   const wanted = [...new Set(ids.map((id) => id.toLowerCase()))];
   const queried = wanted.filter(isUuid);
-  const found = new Set(
-    queried.length === 0
-      ? []
-      : (
-          await db
-            .select({ id: organizations.id })
-            .from(organizations)
-            .where(and(eq(organizations.firmId, firmId), inArray(organizations.id, queried)))
-        ).map((o) => o.id),
-  );
+  const found = new Set(queried.length === 0 ? [] : await firmCompanyIds(db, firmId, queried));
   const unknown = wanted.filter((id) => !found.has(id) || (visible !== null && !visible.includes(id)));
   if (unknown.length > 0) {
     throw new DomainError(

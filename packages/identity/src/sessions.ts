@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { ALL_SCOPES, MANAGER_SCOPES } from '@firm/core';
-import { type Executor, organizations, userSessions, users } from '@firm/db';
-import { and, eq, gt, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
+import { type Executor, userSessions, users } from '@firm/db';
+import { activeCompanyIds } from '@firm/ledger';
+import { and, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Credential } from './credentials';
 import { hashPassword, verifyPassword } from './passwords';
 import { generateSecret, hashSecret, isWellFormedSecret } from './secrets';
@@ -115,17 +116,7 @@ export async function revokeSession(db: Executor, sessionId: string): Promise<vo
  */
 export async function sessionCredential(db: Executor, session: Session): Promise<Credential> {
   const visible = session.user.organizationIds;
-  const orgs = await db
-    .select({ id: organizations.id })
-    .from(organizations)
-    .where(
-      and(
-        eq(organizations.firmId, session.user.firmId),
-        isNull(organizations.archivedAt),
-        visible ? inArray(organizations.id, visible) : undefined,
-      ),
-    )
-    .limit(2);
+  const orgs = await activeCompanyIds(db, session.user.firmId, visible ?? null, 2);
   const admin = canApproveApps(session.user.role);
   return {
     kind: 'session',
@@ -134,7 +125,7 @@ export async function sessionCredential(db: Executor, session: Session): Promise
     scopes: new Set(ALL_SCOPES.filter((s) => admin || !MANAGER_SCOPES.has(s))),
     organizationIds: visible,
     userId: session.user.id,
-    defaultOrganizationId: orgs.length === 1 ? (orgs[0]?.id ?? null) : null,
+    defaultOrganizationId: orgs.length === 1 ? (orgs[0] ?? null) : null,
   };
 }
 

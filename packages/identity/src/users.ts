@@ -212,6 +212,47 @@ export async function createUser(
   }
 }
 
+/**
+ * A new firm's first owner, written in the transaction that creates the firm (the demo seed): the caller's own input,
+ * so no checks, and no audit row, as for the firm itself. Returns the user's id.
+ */
+export async function createFirmOwner(
+  tx: Executor,
+  input: { firmId: string; email: string; name: string; password: string },
+): Promise<string> {
+  const [owner] = await tx
+    .insert(users)
+    .values({
+      firmId: input.firmId,
+      email: input.email,
+      name: input.name,
+      role: 'owner',
+      passwordHash: await hashPassword(input.password),
+    })
+    .returning({ id: users.id });
+  return (owner as { id: string }).id;
+}
+
+/** The firm of a user, for an operator who names the user alone (the CLI); undefined for an unknown user. */
+export async function firmOfUser(db: Executor, userId: string): Promise<string | undefined> {
+  const [row] = await db.select({ firmId: users.firmId }).from(users).where(eq(users.id, userId)).limit(1);
+  return row?.firmId;
+}
+
+/** The firm's user with this email (trimmed, lower-cased), with their role, if there is one. */
+export async function firmUserByEmail(
+  db: Executor,
+  firmId: string,
+  email: string,
+): Promise<{ id: string; role: UserRole } | undefined> {
+  const [user] = await db
+    .select({ id: users.id, role: users.role })
+    .from(users)
+    .where(and(eq(users.firmId, firmId), eq(users.email, email.trim().toLowerCase())))
+    .limit(1);
+  return user;
+}
+
 export interface Invitation {
   /** The secret of the link `/invite/{token}`; shown once, only its hash is kept. */
   token: string;

@@ -1,17 +1,18 @@
 import type { Readable } from 'node:stream';
 import { DomainError, isUuid } from '@firm/core';
-import { type Executor, organizations } from '@firm/db';
+import { type Executor } from '@firm/db';
 import { agingReport } from '@firm/documents';
 import {
   balanceSheet,
   cashFlowStatement,
+  companyById,
   fiscalYearStart,
   openGeneralLedger,
   profitAndLoss,
   todayUtc,
   trialBalance,
 } from '@firm/ledger';
-import { eq } from 'drizzle-orm';
+import {} from 'drizzle-orm';
 import { financialPacket, type PacketQuery, packetStatements, type ReportCompany } from './packet';
 import { csvStream, pdfStream, xlsxStream } from './render';
 import {
@@ -171,16 +172,7 @@ export async function renderFinancialPacket(
   organizationId: string,
   query: PacketQuery & { format?: ExportFormat } = {},
 ): Promise<Readable> {
-  const [company] = isUuid(organizationId)
-    ? await db
-        .select({
-          id: organizations.id,
-          name: organizations.name,
-          fiscalYearStartMonth: organizations.fiscalYearStartMonth,
-        })
-        .from(organizations)
-        .where(eq(organizations.id, organizationId))
-    : [];
+  const company = isUuid(organizationId) ? await companyById(db, organizationId) : undefined;
   if (!company) throw new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found');
   return renderReport(db, company, { ...query, report: 'financial-packet', format: query.format ?? 'pdf' });
 }

@@ -10,8 +10,9 @@ import {
   TEST_EVENT_TYPE,
   toPage,
 } from '@firm/core';
-import { type Db, type Executor, organizations, webhookSubscriptions } from '@firm/db';
-import { and, arrayContained, asc, eq, gt, inArray, isNotNull, type SQL, sql } from 'drizzle-orm';
+import { type Db, type Executor, webhookSubscriptions } from '@firm/db';
+import { firmCompanyIds } from '@firm/ledger';
+import { and, arrayContained, asc, eq, gt, isNotNull, type SQL, sql } from 'drizzle-orm';
 import { type SecretKeys, sealSigningSecret } from './secrets';
 import { checkWebhookUrl, type UrlPolicy } from './address';
 import { generateSigningSecret } from './signing';
@@ -118,13 +119,7 @@ async function checkOrganizations(
   }
   const ids = [...new Set(requested)];
   const outOfReach = ids.filter((id) => !isUuid(id) || (owner.organizationIds && !owner.organizationIds.includes(id)));
-  const found =
-    outOfReach.length === 0 && ids.length > 0
-      ? await db
-          .select({ id: organizations.id })
-          .from(organizations)
-          .where(and(eq(organizations.firmId, owner.firmId), inArray(organizations.id, ids)))
-      : [];
+  const found = outOfReach.length === 0 && ids.length > 0 ? await firmCompanyIds(db, owner.firmId, ids) : [];
   if (outOfReach.length > 0 || found.length !== ids.length) {
     throw new DomainError('ORGANIZATION_NOT_FOUND', 'an organization is not one this caller can see', [
       { field: 'organizationIds', message: 'every id must be an organization of the firm visible to this credential' },
