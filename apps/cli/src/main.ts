@@ -17,15 +17,7 @@ import {
   runNextImport,
   settleImport,
 } from '@firm/imports';
-import {
-  type Database,
-  firms,
-  isConnectionLost,
-  organizations,
-  pgErrorOf,
-  purgeExpiredIdempotencyKeys,
-  users,
-} from '@firm/db';
+import { type Database, isConnectionLost, pgErrorOf, purgeExpiredIdempotencyKeys } from '@firm/db';
 import { DEMO_FIRM_SLUG, DEMO_OWNER_EMAIL, seedDemo } from '@firm/demo';
 import { type AuditTrail, type ChainReport, verifyAuditChains } from '@firm/gateway';
 import {
@@ -41,6 +33,9 @@ import {
   createUser,
   deactivateUser,
   findFirm,
+  firmIdOfSlug,
+  firmOfUser,
+  firmUserByEmail,
   generatePassword,
   inviteUser,
   listUsers,
@@ -52,7 +47,9 @@ import {
   CHART_TEMPLATE_NAMES,
   type ChartTemplate,
   type Company,
+  companyById,
   createCompany,
+  firmCompanyNames,
   listCompanies,
   parseOpeningBalancesCsv,
   postOpeningBalances,
@@ -62,7 +59,6 @@ import {
   setCompanyArchived,
 } from '@firm/ledger';
 import { disconnect, listConnections, type QboConfig, type QboConnection, startAuthorization } from '@firm/qbo';
-import { and, asc, eq, sql } from 'drizzle-orm';
 
 export interface Io {
   out: (text: string) => void;
@@ -132,10 +128,10 @@ const json = { json: { type: 'boolean' } } as const satisfies Options;
 const OPERATOR = { kind: 'cli', id: 'operator' } as const;
 const operatorOf = (firmId: string): Manager => ({ ...OPERATOR, firmId, role: 'owner', userId: null });
 
-async function firmOfUser(database: Database, userId: string): Promise<string> {
-  const [row] = await database.db.select({ firmId: users.firmId }).from(users).where(eq(users.id, userId)).limit(1);
-  if (!row) throw new CliError(`no user ${userId}`);
-  return row.firmId;
+async function firmOfUserId(database: Database, userId: string): Promise<string> {
+  const firmId = await firmOfUser(database.db, userId);
+  if (!firmId) throw new CliError(`no user ${userId}`);
+  return firmId;
 }
 
 const userLine = (u: FirmUser) =>
@@ -168,23 +164,21 @@ async function requireFirm(database: Database, firmId: string): Promise<void> {
   if (!(await findFirm(database.db, firmId))) throw new CliError(`no firm ${firmId}`);
 }
 
+/** The organization a command acts in, which names it by id alone. */
+async function requireCompany(database: Database, organizationId: string): Promise<Company> {
+  const company = await companyById(database.db, organizationId);
+  if (!company) throw new CliError(`no organization ${organizationId}`);
+  return company;
+}
+
 /** The firm of an organization, for the commands that act in one. */
 async function firmOfOrganization(database: Database, organizationId: string): Promise<string> {
-  const rows = (await database.db.execute(
-    sql`select firm_id from organizations where id = ${organizationId}::uuid`,
-  )) as unknown as { rows: { firm_id: string }[] };
-  const firmId = rows.rows[0]?.firm_id;
-  if (!firmId) throw new CliError(`no organization ${organizationId}`);
-  return firmId;
+  return (await requireCompany(database, organizationId)).firmId;
 }
 
 /** The owner or admin of the firm with this email: the person a QuickBooks connection is bound to. */
 async function firmManager(database: Database, firmId: string, email: string): Promise<string> {
-  const [user] = await database.db
-    .select({ id: users.id, role: users.role })
-    .from(users)
-    .where(and(eq(users.firmId, firmId), eq(users.email, email.trim().toLowerCase())))
-    .limit(1);
+  const user = await firmUserByEmail(database.db, firmId, email);
   if (!user) throw new CliError(`no user ${email} in the firm of this organization`);
   if (!canApproveApps(user.role)) throw new CliError(`${email} is not an owner or admin of the firm`);
   return user.id;
@@ -312,17 +306,13 @@ const COMMANDS: Command[] = [
       'of each company, by company id) only on the run that created the firm.',
     async run({ values, database, print }) {
       await database.migrate();
-      const [existing] = await database.db.select({ id: firms.id }).from(firms).where(eq(firms.slug, DEMO_FIRM_SLUG));
+      const existing = await firmIdOfSlug(database.db, DEMO_FIRM_SLUG);
       if (existing && !values['new-key']) {
-        const orgs = await database.db
-          .select({ id: organizations.id, name: organizations.name })
-          .from(organizations)
-          .where(eq(organizations.firmId, existing.id))
-          .orderBy(asc(organizations.id));
+        const orgs = await firmCompanyNames(database.db, existing);
         print(
           {
             created: false,
-            firmId: existing.id,
+            firmId: existing,
             apiKey: null,
             apiKeyId: null,
             organizations: orgs,
@@ -330,7 +320,7 @@ const COMMANDS: Command[] = [
           },
           [
             'the demo firm exists; nothing was created (seed --new-key issues a fresh demo key)',
-            `firm:     ${existing.id}`,
+            `firm:     ${existing}`,
             ...orgs.map((o) => `company:  ${o.id}  ${o.name}`),
           ].join('\n'),
         );
@@ -560,12 +550,8 @@ const COMMANDS: Command[] = [
       if (size > DEFAULT_IMPORT_MAX_BYTES) {
         throw new CliError(`${file} has ${size} bytes; an imported file may have at most ${DEFAULT_IMPORT_MAX_BYTES}`);
       }
-      const firmId = await firmOfOrganization(database, companyId);
-      const [org] = await database.db
-        .select({ archivedAt: organizations.archivedAt })
-        .from(organizations)
-        .where(eq(organizations.id, companyId));
-      if (org?.archivedAt) throw new DomainError('COMPANY_ARCHIVED', 'the company is archived; unarchive it first');
+      const { firmId, archivedAt } = await requireCompany(database, companyId);
+      if (archivedAt) throw new DomainError('COMPANY_ARCHIVED', 'the company is archived; unarchive it first');
       const ctx = operator(firmId);
       const reading = io.progress
         ? new SingleBar({
@@ -719,7 +705,7 @@ const COMMANDS: Command[] = [
     summary: 'a new sign-in link for a user still invited; earlier links stop working',
     async run(run) {
       const userId = uuid(run.args[0], 'the user ID');
-      const firmId = await firmOfUser(run.database, userId);
+      const firmId = await firmOfUserId(run.database, userId);
       const ttlMs = run.settings.invitationTtlHours * 3_600_000;
       const { user, invitation } = await reissueInvitation(run.database.db, operatorOf(firmId), userId, ttlMs);
       printInvitation(run, user, invitation);
@@ -736,7 +722,7 @@ const COMMANDS: Command[] = [
       'firm cannot be deactivated. Running servers refuse their keys within AUTH_CACHE_TTL_MS.',
     async run({ args, database, io }) {
       const userId = uuid(args[0], 'the user ID');
-      const firmId = await firmOfUser(database, userId);
+      const firmId = await firmOfUserId(database, userId);
       const { changed } = await deactivateUser(database.db, operatorOf(firmId), userId);
       io.out(changed ? `deactivated ${userId}` : `${userId} was already deactivated`);
       return 0;

@@ -8,17 +8,18 @@ import {
   reconcileBankTransaction,
   splitBankTransaction,
 } from '@firm/banking';
-import { accounts, organizations, type Tx } from '@firm/db';
+import type { Tx } from '@firm/db';
 import { createContact, createDocument, createTaxRate } from '@firm/documents';
 import {
+  accountCodes,
   addDays,
+  companyOfFirm,
   createAccount,
   fiscalYearStart,
   type LedgerContext,
   postTransaction,
   setBooksClosedThrough,
 } from '@firm/ledger';
-import { and, eq } from 'drizzle-orm';
 import { mulberry32, type Random } from './random';
 
 /** How many months of history each demo company gets, ending with last month. */
@@ -154,14 +155,7 @@ export async function seedHistory(
   });
   const setup = ctxAt(first);
 
-  const chart = new Map(
-    (
-      await tx
-        .select({ id: accounts.id, code: accounts.code })
-        .from(accounts)
-        .where(eq(accounts.organizationId, organizationId))
-    ).map((a) => [a.code, a.id]),
-  );
+  const chart = new Map((await accountCodes(tx, organizationId)).map((a) => [a.code, a.id]));
   for (const extra of EXTRA_ACCOUNTS) {
     if (!chart.has(extra.code)) chart.set(extra.code, (await createAccount(tx, setup, organizationId, extra)).id);
   }
@@ -473,11 +467,8 @@ export async function seedHistory(
 
   // The books closed through the last fiscal year end that lies in the history before last month, whose rows
   // still wait for review.
-  const [org] = await tx
-    .select({ startMonth: organizations.fiscalYearStartMonth })
-    .from(organizations)
-    .where(and(eq(organizations.id, organizationId), eq(organizations.firmId, firmId)));
-  const yearEnd = addDays(fiscalYearStart(lastMonth, org?.startMonth ?? 1), -1);
+  const org = await companyOfFirm(tx, firmId, organizationId);
+  const yearEnd = addDays(fiscalYearStart(lastMonth, org?.fiscalYearStartMonth ?? 1), -1);
   if (yearEnd >= first) {
     await setBooksClosedThrough(tx, ctxAt(lastMonth), organizationId, yearEnd);
     summary.booksClosedThrough = yearEnd;

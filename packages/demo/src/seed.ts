@@ -1,9 +1,16 @@
 import { connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
 import { InProcessSandboxAggregator } from '@firm/banking/sandbox/in-process';
-import { acctClients, accounts, type Db, firms, organizations, users } from '@firm/db';
-import { createApiKey, generatePassword, hashPassword } from '@firm/identity';
-import { createCompany, createScheduledEntry } from '@firm/ledger';
-import { asc, eq } from 'drizzle-orm';
+import type { Db } from '@firm/db';
+import { setFirmAgentAccess } from '@firm/gateway';
+import {
+  createApiKey,
+  createFirmIfNew,
+  createFirmOwner,
+  firmIdOfSlug,
+  firmUserByEmail,
+  generatePassword,
+} from '@firm/identity';
+import { accountCodes, createCompany, createScheduledEntry, firmCompanyNames } from '@firm/ledger';
 import { DEMO_PROFILES, type HistorySummary, seedHistory } from './history';
 
 export const DEMO_FIRM_SLUG = 'demo';
@@ -44,11 +51,7 @@ export interface SeedOptions {
 export async function seedDemo(db: Db, options: SeedOptions = {}): Promise<SeedResult> {
   const now = options.now ?? new Date();
   const seeded = await db.transaction(async (tx) => {
-    const [inserted] = await tx
-      .insert(firms)
-      .values({ slug: DEMO_FIRM_SLUG, name: 'Demo Accounting Firm' })
-      .onConflictDoNothing({ target: firms.slug })
-      .returning();
+    const inserted = await createFirmIfNew(tx, { slug: DEMO_FIRM_SLUG, name: 'Demo Accounting Firm' });
     let password: string | null = null;
     let firmId: string;
     let ownerId: string | null = null;
@@ -56,17 +59,7 @@ export async function seedDemo(db: Db, options: SeedOptions = {}): Promise<SeedR
     if (inserted) {
       firmId = inserted.id;
       password = options.password ?? generatePassword();
-      const [owner] = await tx
-        .insert(users)
-        .values({
-          firmId,
-          email: DEMO_OWNER_EMAIL,
-          name: 'Demo Owner',
-          role: 'owner',
-          passwordHash: await hashPassword(password),
-        })
-        .returning({ id: users.id });
-      ownerId = owner?.id ?? null;
+      ownerId = await createFirmOwner(tx, { firmId, email: DEMO_OWNER_EMAIL, name: 'Demo Owner', password });
       const ctx = { firmId, actor: { kind: 'system', id: 'demo-seed' } };
       for (const name of DEMO_ORGANIZATIONS) {
         const company = await createCompany(tx, ctx, { name, chartTemplate: 'standard' });
@@ -78,18 +71,12 @@ export async function seedDemo(db: Db, options: SeedOptions = {}): Promise<SeedR
         }
       }
       // The demo firm opens its clients to agents, so the agent gateway has books to show on a fresh clone.
-      await tx.update(acctClients).set({ agentAccess: 'read_write' }).where(eq(acctClients.firmId, firmId));
+      await setFirmAgentAccess(tx, firmId, 'read_write');
     } else {
-      const [existing] = await tx.select({ id: firms.id }).from(firms).where(eq(firms.slug, DEMO_FIRM_SLUG));
-      firmId = existing?.id as string;
-      const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.email, DEMO_OWNER_EMAIL));
-      ownerId = owner?.id ?? null;
+      firmId = (await firmIdOfSlug(tx, DEMO_FIRM_SLUG)) as string;
+      ownerId = (await firmUserByEmail(tx, firmId, DEMO_OWNER_EMAIL))?.id ?? null;
     }
-    const orgs = await tx
-      .select({ id: organizations.id, name: organizations.name })
-      .from(organizations)
-      .where(eq(organizations.firmId, firmId))
-      .orderBy(asc(organizations.id));
+    const orgs = await firmCompanyNames(tx, firmId);
     const { key, record } = await createApiKey(tx, {
       firmId,
       name: 'Demo key',
@@ -114,10 +101,7 @@ export async function seedDemo(db: Db, options: SeedOptions = {}): Promise<SeedR
 
 /** The first demo company's monthly rent, accrued to accounts payable on the 1st from next month on. */
 async function seedScheduledEntry(db: Db, firmId: string, organizationId: string, today: Date): Promise<void> {
-  const chart = await db
-    .select({ id: accounts.id, code: accounts.code })
-    .from(accounts)
-    .where(eq(accounts.organizationId, organizationId));
+  const chart = await accountCodes(db, organizationId);
   const id = (code: string) => chart.find((a) => a.code === code)?.id as string;
   const nextMonth = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
   await createScheduledEntry(db, { firmId, actor: { kind: 'system', id: 'demo-seed' } }, organizationId, {
@@ -140,10 +124,7 @@ async function seedBankFeed(db: Db, firmId: string, organizationId: string, keys
   const ctx = { firmId, actor: { kind: 'system', id: 'demo-seed' } };
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 10);
   const aggregator = new InProcessSandboxAggregator(start);
-  const chart = await db
-    .select({ id: accounts.id, code: accounts.code })
-    .from(accounts)
-    .where(eq(accounts.organizationId, organizationId));
+  const chart = await accountCodes(db, organizationId);
   const code = (c: string) => chart.find((a) => a.code === c)?.id as string;
   const feed = await connectBankFeed(db, ctx, aggregator, keys, organizationId, {
     publicToken: 'public-sandbox-demo',
