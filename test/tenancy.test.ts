@@ -28,6 +28,11 @@ const ACROSS_ORGANIZATIONS: { file: string; statement: string; why: string }[] =
     why: 'the runner claims due templates of every organization',
   },
   {
+    file: 'packages/gateway/src/proposals.ts',
+    statement: 'for update skip locked',
+    why: 'the expiry job claims due proposals of every organization, then expires each by its id and firm',
+  },
+  {
     file: 'packages/gateway/src/audit.ts',
     statement: 'select distinct firm_id from agent_audit_events',
     why: 'verification walks every firm’s chain',

@@ -23,12 +23,25 @@ describe('the background jobs', () => {
     const api = (WEBHOOK_WORKER: boolean, embedded: boolean) =>
       apiProcessJobs(testConfig({ WEBHOOK_WORKER }), embedded).sort();
     expect(api(true, false)).toEqual(
-      ['idempotency-purge', 'imports', 'requested-feed-syncs', 'scheduled-entries', 'webhook-delivery'].sort(),
+      [
+        'idempotency-purge',
+        'imports',
+        'proposal-expiry',
+        'requested-feed-syncs',
+        'scheduled-entries',
+        'webhook-delivery',
+      ].sort(),
     );
-    // Separate workers deliver webhooks and run the rest; the API keeps the purge and requested syncs.
-    expect(api(false, false)).toEqual(['idempotency-purge', 'requested-feed-syncs']);
+    // Separate workers deliver webhooks and run the rest; the API keeps the purge, expiry and requested syncs.
+    expect(api(false, false)).toEqual(['idempotency-purge', 'proposal-expiry', 'requested-feed-syncs']);
     // On the embedded database no worker can run beside the API process.
-    expect(api(false, true)).toEqual(['idempotency-purge', 'imports', 'requested-feed-syncs', 'scheduled-entries']);
+    expect(api(false, true)).toEqual([
+      'idempotency-purge',
+      'imports',
+      'proposal-expiry',
+      'requested-feed-syncs',
+      'scheduled-entries',
+    ]);
     expect([...WORKER_JOBS].sort()).toEqual(api(true, false));
   });
 

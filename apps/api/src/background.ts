@@ -1,5 +1,6 @@
 import { type Aggregator, runRequestedSyncs, type TokenKeys } from '@firm/banking';
 import { type Db, isConnectionLost, purgeExpiredIdempotencyKeys } from '@firm/db';
+import { expireDueProposals } from '@firm/gateway';
 import { importWorkerId, startImportRunner } from '@firm/imports';
 import { startScheduledEntryRunner } from '@firm/ledger';
 import { type AttemptOutcome, createWebhookWorker, type SecretKeys } from '@firm/webhooks';
@@ -9,7 +10,12 @@ import type { Config } from './config';
 export const REQUESTED_SYNC_SWEEP_MS = 10_000;
 
 export type JobName =
-  'webhook-delivery' | 'scheduled-entries' | 'imports' | 'requested-feed-syncs' | 'idempotency-purge';
+  | 'webhook-delivery'
+  | 'scheduled-entries'
+  | 'imports'
+  | 'requested-feed-syncs'
+  | 'idempotency-purge'
+  | 'proposal-expiry';
 
 /** Where background work logs: pino's signature, so the API process passes its logger. */
 export interface JobLog {
@@ -51,7 +57,8 @@ function every(ms: number, run: () => Promise<unknown>, onError: (err: unknown) 
 /**
  * Every job a process can run in the background. Each claims its work so that any number of processes may run it
  * against one Postgres database: webhook deliveries and scheduled templates with FOR UPDATE SKIP LOCKED, imports under
- * a lease, requested feed syncs by their connection's row; the purge deletes what no one reads.
+ * a lease, requested feed syncs by their connection's row, due agent proposals with FOR UPDATE SKIP LOCKED; the purge
+ * deletes what no one reads.
  */
 export const BACKGROUND_JOBS: Record<JobName, (deps: BackgroundDeps) => Running | null> = {
   'webhook-delivery': (deps) => {
@@ -98,6 +105,17 @@ export const BACKGROUND_JOBS: Record<JobName, (deps: BackgroundDeps) => Running 
       () => purgeExpiredIdempotencyKeys(deps.db),
       failed(deps, 'warn', 'idempotency purge'),
     ),
+  // A proposal past its expiry is expired when it is next read or decided too; the job makes it so, and tells the
+  // webhook subscribers, without waiting for a read.
+  'proposal-expiry': (deps) =>
+    every(
+      deps.config.PROPOSAL_EXPIRY_INTERVAL_SECONDS * 1000,
+      async () => {
+        const expired = await expireDueProposals(deps.db);
+        if (expired > 0) deps.log.info({ expired }, 'agent proposals expired');
+      },
+      failed(deps, 'warn', 'agent proposal expiry'),
+    ),
 };
 
 /**
@@ -122,13 +140,14 @@ export function startBackgroundJobs(
 }
 
 /**
- * The jobs of the API process: the purge and requested feed syncs always; webhook delivery unless separate workers do
- * it (WEBHOOK_WORKER=false); scheduled entries and imports beside any worker, and always on the embedded database,
- * where no worker can run beside it.
+ * The jobs of the API process: the purge, proposal expiry and requested feed syncs always; webhook delivery unless
+ * separate workers do it (WEBHOOK_WORKER=false); scheduled entries and imports beside any worker, and always on the
+ * embedded database, where no worker can run beside it.
  */
 export function apiProcessJobs(config: Config, embedded: boolean): JobName[] {
   return [
     'idempotency-purge',
+    'proposal-expiry',
     ...(config.WEBHOOK_WORKER ? (['webhook-delivery'] as const) : []),
     ...(config.WEBHOOK_WORKER || embedded ? (['scheduled-entries', 'imports'] as const) : []),
     'requested-feed-syncs',

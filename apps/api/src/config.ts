@@ -33,6 +33,8 @@ const ConfigSchema = Type.Object({
   IDEMPOTENCY_RETENTION_HOURS: Type.Integer({ default: 24, minimum: 1 }),
   /** How often the server deletes expired idempotency records, in minutes. */
   IDEMPOTENCY_PURGE_INTERVAL_MINUTES: Type.Integer({ default: 60, minimum: 1 }),
+  /** How often the server expires agent proposals nobody decided on before their expiry, in seconds. */
+  PROPOSAL_EXPIRY_INTERVAL_SECONDS: Type.Integer({ default: 60, minimum: 1, maximum: 3600 }),
   DB_POOL_MAX: Type.Integer({ default: 20, minimum: 1, maximum: 500 }),
   /** How long a new Postgres connection may take before the database counts as unreachable (503). */
   DB_CONNECT_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 600_000 }),

@@ -13,5 +13,11 @@ export { AgentLimitsCache, getAgentLimits, setAgentLimits } from './limits';
 export { covered, coveredTransaction, createGateway, notCovered, platformFactory, requireScope } from './service';
 export type { Gateway, GatewayActor, GatewayAudit, GatewayWrite } from './service';
 export type { ApprovalPolicy } from './approval-policy';
-export { createApprovals, effectiveApprovalPolicy, getApprovalPolicy, setApprovalPolicy } from './proposals';
+export {
+  createApprovals,
+  effectiveApprovalPolicy,
+  expireDueProposals,
+  getApprovalPolicy,
+  setApprovalPolicy,
+} from './proposals';
 export type { Approvals, Approver, ProposalRow } from './proposals';

@@ -102,6 +102,82 @@ export async function effectiveApprovalPolicy(
   return { policy: AUTO_POLICY, source: 'default' };
 }
 
+/** A proposal's change as an audit row and, through the outbox, its `agent_proposal.*` webhook event. */
+async function proposalEvent(
+  tx: Tx,
+  row: ProposalRow,
+  type: EventType,
+  actor: { kind: string; id: string },
+  at: Date,
+): Promise<void> {
+  const view = presentProposal(row);
+  await recordEvent(
+    tx,
+    { firmId: row.firmId, actor, requestId: null, now: at },
+    {
+      organizationId: row.organizationId,
+      action: type,
+      resourceType: 'agent_proposal',
+      resourceId: row.id,
+      data: { status: row.status, note: row.decisionNote, failure: view.failure },
+      payload: {
+        id: row.id,
+        clientId: row.organizationId,
+        status: row.status,
+        entity: row.entity,
+        operation: row.operation,
+        targetId: row.targetId,
+        agent: view.agent,
+        decision: view.decision,
+        failure: view.failure,
+        recordId: (row.resultBody as { data?: { Id?: string; transactionId?: string } } | null)?.data?.Id ?? null,
+      },
+    },
+  );
+}
+
+/** Who expires a proposal nobody decided on in time: the service itself. */
+const EXPIRY_ACTOR = { kind: 'system', id: 'approvals' };
+
+/** Marks a pending proposal expired and says so, in the caller's transaction; null when it is no longer pending. */
+async function expirePending(tx: Tx, row: Pick<ProposalRow, 'id' | 'firmId'>, at: Date): Promise<ProposalRow | null> {
+  const [expired] = await tx
+    .update(agentProposals)
+    .set({ status: 'expired' })
+    .where(
+      and(eq(agentProposals.id, row.id), eq(agentProposals.firmId, row.firmId), eq(agentProposals.status, 'pending')),
+    )
+    .returning();
+  if (!expired) return null;
+  await proposalEvent(tx, expired, 'agent_proposal.expired', EXPIRY_ACTOR, at);
+  return expired;
+}
+
+/**
+ * Expires the pending proposals past their expiry, of every firm, in transactions of `batch`; answers how many. The
+ * rows are claimed with FOR UPDATE SKIP LOCKED, so any number of processes may run it, and beside a read or a
+ * decision that expires the same proposal, each proposal is expired (and its event sent) once.
+ */
+export async function expireDueProposals(db: Db, options: { now?: () => Date; batch?: number } = {}): Promise<number> {
+  const now = options.now ?? (() => new Date());
+  const batch = options.batch ?? 100;
+  let total = 0;
+  for (;;) {
+    const at = now();
+    const expired = await db.transaction(async (tx) => {
+      const due = rowsOf<{ id: string; firm_id: string }>(
+        await tx.execute(sql`select id, firm_id from agent_proposals
+          where status = 'pending' and expires_at <= ${at.toISOString()}::timestamptz
+          order by expires_at limit ${batch} for update skip locked`),
+      );
+      for (const row of due) await expirePending(tx, { id: row.id, firmId: row.firm_id }, at);
+      return due.length;
+    });
+    total += expired;
+    if (expired < batch) return total;
+  }
+}
+
 /** What a held write would do, shown to the approver. */
 export interface ProposalPreview {
   /** The journal lines it would post. */
@@ -248,32 +324,8 @@ export function createApprovals(options: {
       ? { status: row.resultStatus, body: row.resultBody }
       : { status: 202, body: { data: presentProposal(row) } };
 
-  const event = async (tx: Tx, row: ProposalRow, type: EventType, actor: { kind: string; id: string }) => {
-    const view = presentProposal(row);
-    await recordEvent(
-      tx,
-      { firmId: row.firmId, actor, requestId: null, now: now() },
-      {
-        organizationId: row.organizationId,
-        action: type,
-        resourceType: 'agent_proposal',
-        resourceId: row.id,
-        data: { status: row.status, note: row.decisionNote, failure: view.failure },
-        payload: {
-          id: row.id,
-          clientId: row.organizationId,
-          status: row.status,
-          entity: row.entity,
-          operation: row.operation,
-          targetId: row.targetId,
-          agent: view.agent,
-          decision: view.decision,
-          failure: view.failure,
-          recordId: (row.resultBody as { data?: { Id?: string; transactionId?: string } } | null)?.data?.Id ?? null,
-        },
-      },
-    );
-  };
+  const event = (tx: Tx, row: ProposalRow, type: EventType, actor: { kind: string; id: string }) =>
+    proposalEvent(tx, row, type, actor, now());
 
   const audit = (
     row: ProposalRow,
@@ -436,16 +488,10 @@ export function createApprovals(options: {
   /** Marks a pending proposal past its expiry as expired (and says so to subscribers); answers the row as it is. */
   async function expireIfDue(row: ProposalRow): Promise<ProposalRow> {
     if (row.status !== 'pending' || row.expiresAt.getTime() > now().getTime()) return row;
-    return db.transaction(async (tx) => {
-      const [expired] = await tx
-        .update(agentProposals)
-        .set({ status: 'expired' })
-        .where(and(eq(agentProposals.id, row.id), eq(agentProposals.status, 'pending')))
-        .returning();
-      if (!expired) return (await find(row.firmId, row.id, null, tx)) as ProposalRow;
-      await event(tx, expired, 'agent_proposal.expired', { kind: 'system', id: 'approvals' });
-      return expired;
-    });
+    return db.transaction(
+      async (tx) =>
+        (await expirePending(tx, row, now())) ?? ((await find(row.firmId, row.id, null, tx)) as ProposalRow),
+    );
   }
 
   /** The agent's own proposal (another credential's, or another firm's, is NOT_FOUND). */

@@ -1,8 +1,16 @@
-import { agentAuditEvents, agentProposals, apiKeys, documents, organizations, outboxEvents } from '@firm/db';
+import {
+  agentAuditEvents,
+  agentProposals,
+  apiKeys,
+  auditEvents,
+  documents,
+  organizations,
+  outboxEvents,
+} from '@firm/db';
 import { DEMO_OWNER_EMAIL } from '@firm/demo';
-import { verifyAuditChains } from '@firm/gateway';
+import { expireDueProposals, verifyAuditChains } from '@firm/gateway';
 import { createApiKey } from '@firm/identity';
-import { and, count, eq, like, ne } from 'drizzle-orm';
+import { and, count, eq, like, ne, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 import { bearer, connect, registerClient, signIn } from '../oauth/fixtures';
@@ -419,6 +427,42 @@ describe('a write held for approval', () => {
       .from(outboxEvents)
       .where(eq(outboxEvents.type, 'agent_proposal.expired'));
     expect(expired).toEqual([{ n: 1 }]);
+  });
+
+  it('expires a due proposal by one run of the expiry job, without any read; a second run changes nothing', async () => {
+    expect(
+      (await setClientPolicy({ mode: 'approval', amountOverCents: 1_000_000, expiresInHours: 1 })).statusCode,
+    ).toBe(200);
+    const held = await agentCall('POST', `${base}/transactions`, billOf(12500), 'short-lived-bill');
+    expect(held.statusCode).toBe(202);
+    const { id, createdAt, expiresAt } = held.json().data;
+    expect(Date.parse(expiresAt) - Date.parse(createdAt)).toBe(3_600_000);
+    const overAnHourLater = () => new Date(Date.parse(expiresAt) + 1000);
+    const expiredEvents = async () => ({
+      outbox: await t.database.db
+        .select({ type: outboxEvents.type })
+        .from(outboxEvents)
+        .where(and(eq(outboxEvents.type, 'agent_proposal.expired'), sql`${outboxEvents.payload}->>'id' = ${id}`)),
+      audit: await t.database.db
+        .select({ action: auditEvents.action, actorKind: auditEvents.actorKind })
+        .from(auditEvents)
+        .where(eq(auditEvents.resourceId, id)),
+    });
+    const status = async () =>
+      (await t.database.db.select().from(agentProposals).where(eq(agentProposals.id, id)))[0]?.status;
+
+    expect(await expireDueProposals(t.database.db)).toBe(0);
+    expect(await status()).toBe('pending');
+    expect(await expireDueProposals(t.database.db, { now: overAnHourLater })).toBe(1);
+    expect(await status()).toBe('expired');
+    const once = await expiredEvents();
+    expect(once.outbox).toEqual([{ type: 'agent_proposal.expired' }]);
+    expect(once.audit).toEqual(expect.arrayContaining([{ action: 'agent_proposal.expired', actorKind: 'system' }]));
+
+    expect(await expireDueProposals(t.database.db, { now: overAnHourLater })).toBe(0);
+    expect(await expiredEvents()).toEqual(once);
+    expect(await status()).toBe('expired');
+    expect((await setClientPolicy({ mode: 'approval', amountOverCents: 1_000_000 })).statusCode).toBe(200);
   });
 
   it('is invisible to a key limited to other companies of the firm: 404', async () => {
