@@ -15,7 +15,8 @@ import { storableOrNull } from '../../text';
 import { type Json, operationsOf } from '../../openapi-operations';
 import { MCP_PATH, MCP_RESOURCE_METADATA_PATH, publicOrigin, tokenFitsPath } from '../../origin';
 import { VERSION } from '../../version';
-import { type Tool, TOOL_SPECS, type ToolSpec, toolOf } from './tools';
+import { nextStepOf, type ProposalAnswer } from './next-step';
+import { argumentOf, type Tool, TOOL_SPECS, type ToolSpec, toolOf } from './tools';
 
 /**
  * The SDK, loaded on the first MCP request: a process that never serves one (most API instances, the worker, the
@@ -34,14 +35,17 @@ let sdkLoading: Promise<Sdk> | null = null;
 
 /** Whether the tool's route writes its own agent audit event. */
 const recordsItself = (spec: ToolSpec) =>
-  spec.path.startsWith('/agent/v1/acct/clients') || spec.path === '/agent/v1/skills/client-health-scan';
+  spec.path.startsWith('/agent/v1/acct/clients') ||
+  spec.path.startsWith('/agent/v1/proposals/') ||
+  spec.path === '/agent/v1/skills/client-health-scan';
 
 const INSTRUCTIONS =
   "Tools for a firm's client books. Start with list_clients (each client's id is the clientId of the other tools) " +
   'or health_scan. Every write tool takes an idempotencyKey (retries with the same key never write twice; each new ' +
   'write, on another record too, needs a new key) and a ' +
-  'dryRun flag; read a record before changing it and pass its SyncToken. The skills (resources and prompts) are ' +
-  'step-by-step recipes; audit_events shows what was done.';
+  'dryRun flag; read a record before changing it and pass its SyncToken. A write the firm holds for approval is not ' +
+  'written: the tool answers its pending proposal and `next`, and proposal_status follows it. The skills (resources ' +
+  'and prompts) are step-by-step recipes; audit_events shows what was done.';
 
 /**
  * The record a partner-API tool call acts on, for the audit trail as the gateway records its own: the `id` of the
@@ -102,7 +106,7 @@ function skillPrompt(skill: Skill, clientId: string | undefined): string {
   return [
     `Follow the skill "${skill.title}" (${skill.id} ${skill.version})${clientId ? ` for the client ${clientId}` : ''}.`,
     skill.summary,
-    `Scopes: ${skill.requiredScopes.join(', ')}. ${skill.writes ? 'It writes: use an idempotencyKey on every write and try it with dryRun first.' : 'It only reads.'}`,
+    `Scopes: ${skill.requiredScopes.join(', ')}. ${skill.writes ? 'It writes: use an idempotencyKey on every write and try it with dryRun first. A write answered with a pending proposal is not written yet: follow its `next` and check it with proposal_status.' : 'It only reads.'}`,
     'Steps (each call is also a tool of this server):',
     ...steps,
     `Done when: ${skill.checks.join(' ')}`,
@@ -180,7 +184,9 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { spec, operation } = tool;
     const pathArgs = operation.params.filter((p) => p.in === 'path');
     const queryArgs = operation.params.filter((p) => p.in === 'query');
-    const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(args[name])));
+    const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+      encodeURIComponent(String(args[argumentOf(spec, name)])),
+    );
     const query = new URLSearchParams();
     for (const p of queryArgs) if (args[p.name] !== undefined) query.set(p.name, String(args[p.name]));
     const url = query.size > 0 ? `${path}?${query}` : path;
@@ -247,10 +253,16 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       });
     }
     if (res.status >= 400) return toolError(errorOf(res.json, res.status));
-    const structured =
-      res.json && typeof res.json === 'object' && !Array.isArray(res.json) ? (res.json as Json) : undefined;
+    // A held write (202) is no success of the write: its answer carries the proposal and says what happens next.
+    const answer = tool.proposalStatuses.includes(res.status)
+      ? {
+          ...(res.json as { data: ProposalAnswer }),
+          next: nextStepOf((res.json as { data: ProposalAnswer }).data, spec.kind === 'read' ? 'status' : 'write'),
+        }
+      : res.json;
+    const structured = answer && typeof answer === 'object' && !Array.isArray(answer) ? (answer as Json) : undefined;
     return {
-      content: [{ type: 'text', text: JSON.stringify(res.json) }],
+      content: [{ type: 'text', text: JSON.stringify(answer) }],
       ...(structured && tool.outputSchema ? { structuredContent: structured } : {}),
     };
   }

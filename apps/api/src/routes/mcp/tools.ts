@@ -21,6 +21,10 @@ export interface ToolSpec {
   entityOperation?: PlatformOperation;
   /** Partner API tools: the kind of record they act on, as the audit trail names it. */
   entity?: string;
+  /** Path parameters the tool's arguments name otherwise (a bare `id` says little), with the argument's schema. */
+  argumentsFor?: Record<string, { name: string; schema: Json }>;
+  /** What the tool adds to its operation's description, for an agent rather than an HTTP caller. */
+  note?: string;
 }
 
 const C = '/agent/v1/acct/clients/{clientId}';
@@ -117,6 +121,24 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   { name: 'audit_events', title: 'What agents did', method: 'GET', path: '/agent/v1/audit-events', kind: 'read' },
   { name: 'limits', title: 'Limits for agents', method: 'GET', path: '/agent/v1/limits', kind: 'read' },
   {
+    name: 'proposal_status',
+    title: 'Status of a write held for approval',
+    method: 'GET',
+    path: '/agent/v1/proposals/{id}',
+    kind: 'read',
+    argumentsFor: {
+      id: {
+        name: 'proposalId',
+        schema: { type: 'string', format: 'uuid', description: 'The id of the proposal a write tool answered.' },
+      },
+    },
+    note:
+      "A write the firm's approval policy holds is not written: the write tool answers its proposal (status " +
+      '`pending`). This tool answers that proposal as it is now, with `next` saying what to do: wait (pending, ' +
+      'approved), read the written record (executed), or write again with a new idempotencyKey (failed, rejected, ' +
+      'expired).',
+  },
+  {
     name: 'post_journal_entry',
     title: 'Post a journal entry',
     method: 'POST',
@@ -168,6 +190,22 @@ export const DryRunAnswer = {
   required: ['dryRun', 'wouldCall'],
 } as const;
 
+/** The plain-language next step an answer carrying a proposal adds: a held write's, and proposal_status's. */
+const NextStep = {
+  type: 'string',
+  description: 'What happens next and what to do: nothing was written unless the proposal was executed.',
+} as const;
+
+/** Whether an answer's schema is `{data: AgentProposal}`: a write the approval policy held, or such a proposal read. */
+const isProposalAnswer = (schema: Json) =>
+  ((schema.properties as Json | undefined)?.data as Json | undefined)?.title === 'AgentProposal';
+
+const withNextStep = (schema: Json): Json => ({
+  ...schema,
+  properties: { ...(schema.properties as Json), next: NextStep },
+  required: [...((schema.required as string[] | undefined) ?? []), 'next'],
+});
+
 export interface Tool {
   spec: ToolSpec;
   operation: Operation;
@@ -178,7 +216,13 @@ export interface Tool {
   nativeDryRun: boolean;
   /** Whether the route takes an Idempotency-Key. */
   idempotent: boolean;
+  /** The statuses the route answers with a proposal, to which the tool adds `next`. */
+  proposalStatuses: readonly number[];
 }
+
+/** The argument a path parameter of the tool's operation is passed as. */
+export const argumentOf = (spec: ToolSpec, parameter: string): string =>
+  spec.argumentsFor?.[parameter]?.name ?? parameter;
 
 const HEADER_ARGUMENTS: Record<string, string> = {
   'idempotency-key': 'idempotencyKey',
@@ -190,10 +234,13 @@ export function toolOf(spec: ToolSpec, operation: Operation): Tool {
   const properties: Record<string, Json> = {};
   const required: string[] = [];
   for (const p of operation.params) {
-    const name = p.in === 'header' ? HEADER_ARGUMENTS[p.name.toLowerCase()] : p.name;
+    const name = p.in === 'header' ? HEADER_ARGUMENTS[p.name.toLowerCase()] : argumentOf(spec, p.name);
     if (!name || (p.in !== 'path' && p.in !== 'query' && p.in !== 'header')) continue;
     const description = (p as { description?: string }).description;
-    properties[name] = { ...p.schema, ...(description ? { description } : {}) };
+    properties[name] = (p.in === 'path' && spec.argumentsFor?.[p.name]?.schema) || {
+      ...p.schema,
+      ...(description ? { description } : {}),
+    };
     if (p.required || p.in === 'path') required.push(name);
   }
   if (spec.entityOperation) {
@@ -221,9 +268,13 @@ export function toolOf(spec: ToolSpec, operation: Operation): Tool {
       description: 'true: check the arguments, the scope and the client access, and write nothing.',
     };
   }
-  const successes = Object.entries(operation.responses)
-    .filter(([status, schema]) => status.startsWith('2') && schema && (schema as Json).type === 'object')
-    .map(([, schema]) => schema as Json);
+  const answers = Object.entries(operation.responses).filter(
+    (answer): answer is [string, Json] =>
+      answer[0].startsWith('2') && answer[1] !== null && (answer[1] as Json).type === 'object',
+  );
+  const proposalStatuses = answers.filter(([, schema]) => isProposalAnswer(schema)).map(([status]) => Number(status));
+  // An answer that carries a proposal also says what happens next: its schema says so, as structuredContent must fit.
+  const successes = answers.map(([, schema]) => (isProposalAnswer(schema) ? withNextStep(schema) : schema));
   const outputs = [...new Map(successes.map((s) => [JSON.stringify(s), s])).values()];
   if (spec.kind !== 'read' && !nativeDryRun) outputs.push(DryRunAnswer as unknown as Json);
   const outputSchema =
@@ -233,13 +284,15 @@ export function toolOf(spec: ToolSpec, operation: Operation): Tool {
     .filter(Boolean)
     .join('. ')
     .replace(/\n\nRequires scope `[^`]+`\./, '');
+  const note = spec.note ? `\n\n${spec.note}` : '';
   return {
     spec,
     operation,
     inputSchema: { type: 'object', properties, required, additionalProperties: false },
     outputSchema,
-    description: `${description}${scope}`,
+    description: `${description}${note}${scope}`,
     nativeDryRun,
     idempotent,
+    proposalStatuses,
   };
 }
