@@ -634,7 +634,12 @@ export function createApprovals(options: {
     return execute(row, null, respondForResume);
   }
 
-  /** Runs an approved proposal once: executed with the write's response, or failed with why. */
+  /**
+   * Runs an approved proposal once: executed with the write's response, or failed with why. A platform that did not
+   * answer (503 SERVICE_UNAVAILABLE: QBO's answers lost, or it was not reachable) leaves it approved: the write may
+   * have been made there, so it is not `failed` (which tells the agent to write anew), and the next read after
+   * STUCK_MS runs it again under the same key, which the platform answers with the record it kept.
+   */
   async function execute(row: ProposalRow, requestId: string | null, respondFor: RespondFor): Promise<ProposalRow> {
     const request = row.request as StoredRequest;
     const actor: GatewayActor = {
@@ -678,6 +683,11 @@ export function createApprovals(options: {
         failure = { code: 'INTERNAL', reason: 'the write failed unexpectedly' };
         await settle(row, requestId, null, failure);
         throw err;
+      }
+      if (err.code === 'SERVICE_UNAVAILABLE') {
+        const agent = { kind: row.actorKind, id: row.actorId };
+        await audit(row, 'proposals.execute', agent, requestId, { statusCode: 503, errorCode: err.code });
+        return (await find(row.firmId, row.id, null)) ?? row;
       }
       failure = { code: err.code, reason: err.message };
     }
