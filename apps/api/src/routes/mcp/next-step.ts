@@ -30,7 +30,10 @@ export function nextStepOf(proposal: ProposalAnswer, from: 'write' | 'status'): 
         : `Nothing was written yet: the write waits for a person at the firm to approve it, until ${expiresAt}. ` +
             'Check again later with proposal_status.';
     case 'approved':
-      return 'Approved: the write is running now. Check again in a moment with proposal_status.';
+      return (
+        'Approved: the write is running, or, if the accounting platform did not answer, runs again when this proposal ' +
+        'is read a few minutes from now (never twice). Check again shortly with proposal_status.'
+      );
     case 'executed':
       return (
         `Approved and written: the write's response (status ${proposal.result?.status ?? 200}) is in \`result\`` +
