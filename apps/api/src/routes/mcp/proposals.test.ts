@@ -184,6 +184,13 @@ describe('MCP writes held for approval', () => {
     }
     expect(errorOf(await status(randomUUID())).code).toBe('NOT_FOUND');
     expect(errorOf(await status('not-a-uuid')).code).toBe('VALIDATION_ERROR');
+    // The route records the read in the audit trail itself, once; the tool adds no event of its own.
+    const reads = await t.database.db
+      .select({ operation: agentAuditEvents.operation, statusCode: agentAuditEvents.statusCode })
+      .from(agentAuditEvents)
+      .where(and(eq(agentAuditEvents.firmId, t.demo.firmId), eq(agentAuditEvents.entityId, proposalId)));
+    expect(reads.filter((e) => e.operation.endsWith('proposal_status'))).toEqual([]);
+    expect(reads.filter((e) => e.operation === 'proposals.read').map((e) => e.statusCode)).toEqual([200, 404]);
   });
 
   it('once approved and executed, says so; the same write again returns the written record', async () => {
