@@ -9,7 +9,9 @@ import { AUDIT_KEYS_SETTING, type AuditKeys, hmacOf, localAuditKeys, parseAuditK
 
 export type AgentAuditEvent = typeof agentAuditEvents.$inferSelect;
 
-export type AuditInput = Omit<AgentAuditEvent, 'id' | 'seq' | 'createdAt' | 'prevHash' | 'hash' | 'keyId'>;
+export type AuditInput = Omit<AgentAuditEvent, 'id' | 'seq' | 'createdAt' | 'prevHash' | 'hash' | 'keyId' | 'note'> & {
+  note?: string | null;
+};
 
 /** What appending and verifying need besides the database: the audit keys and where the chain heads are anchored. */
 export interface AuditTrail {
@@ -45,8 +47,11 @@ export async function openAuditTrail(options: AuditTrailOptions): Promise<AuditT
 /** The hash that starts every firm's chain. */
 export const GENESIS_HASH = '0'.repeat(64);
 
+/** What an event's hash covers: every field but the hash itself and its key id (a note only when there is one). */
+type HashedEvent = Omit<AgentAuditEvent, 'hash' | 'keyId' | 'note'> & { note?: string | null };
+
 /** Every field of an event but its hash, its previous hash and its key id, in a fixed order. */
-function fieldsOf(e: Omit<AgentAuditEvent, 'hash' | 'keyId'>): string {
+function fieldsOf(e: HashedEvent): string {
   return JSON.stringify([
     e.id,
     e.firmId,
@@ -66,11 +71,13 @@ function fieldsOf(e: Omit<AgentAuditEvent, 'hash' | 'keyId'>): string {
     e.syncTokenBefore,
     e.syncTokenAfter,
     e.createdAt.toISOString(),
+    // A note joined the fields later: events without one hash as they always did, and one with it cannot lose it.
+    ...(e.note === null || e.note === undefined ? [] : [e.note]),
   ]);
 }
 
 /** The plain SHA-256 of an event written before the chain was keyed: its fields and the previous hash. */
-export function hashOf(e: Omit<AgentAuditEvent, 'hash' | 'keyId'>): string {
+export function hashOf(e: HashedEvent): string {
   return createHash('sha256')
     .update(`${e.prevHash}\n${fieldsOf(e)}`)
     .digest('hex');
@@ -80,10 +87,7 @@ export function hashOf(e: Omit<AgentAuditEvent, 'hash' | 'keyId'>): string {
  * A keyed event's hash: HMAC-SHA256 under its key over the key id, the previous hash and its fields, with a label that
  * keeps it from ever equalling a plain hash of the same text. Undefined when that key is not configured.
  */
-export function macOf(
-  keys: AuditKeys,
-  e: Omit<AgentAuditEvent, 'hash' | 'keyId'> & { keyId: string },
-): string | undefined {
+export function macOf(keys: AuditKeys, e: HashedEvent & { keyId: string }): string | undefined {
   return hmacOf(keys, e.keyId, `agent-audit-event:v2\n${e.keyId}\n${e.prevHash}\n${fieldsOf(e)}`);
 }
 
@@ -110,6 +114,7 @@ const EVENT_COLUMNS: [string, keyof AgentAuditEvent][] = [
   ['prev_hash', 'prevHash'],
   ['hash', 'hash'],
   ['key_id', 'keyId'],
+  ['note', 'note'],
 ];
 
 /** The append itself runs on every gateway request, so it is a prepared statement (parsed once per connection). */
@@ -182,7 +187,15 @@ export function appendAuditEvent(
     const keyId = trail.keys.current;
     let head = state.head ?? (await startingHead(db, trail, input.firmId));
     for (let attempt = 1; ; attempt++) {
-      const event = { ...input, id: newId(), seq: head.seq + 1, createdAt, prevHash: head.hash, keyId };
+      const event = {
+        ...input,
+        note: input.note ?? null,
+        id: newId(),
+        seq: head.seq + 1,
+        createdAt,
+        prevHash: head.hash,
+        keyId,
+      };
       const full: AgentAuditEvent = { ...event, hash: macOf(trail.keys, event) as string };
       try {
         await insertEventStatement(db, { ...full, createdAt: full.createdAt.toISOString() });

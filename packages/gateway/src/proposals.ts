@@ -332,7 +332,12 @@ export function createApprovals(options: {
     operation: string,
     actor: { kind: string; id: string },
     requestId: string | null,
-    extra: { errorCode?: string | null; statusCode?: number; syncTokenAfter?: string | null } = {},
+    extra: {
+      errorCode?: string | null;
+      statusCode?: number;
+      syncTokenAfter?: string | null;
+      note?: string | null;
+    } = {},
   ) =>
     appendAuditEvent(db, options.audit, {
       firmId: row.firmId,
@@ -350,6 +355,7 @@ export function createApprovals(options: {
       dryRun: false,
       syncTokenBefore: (row.preview as ProposalPreview).syncToken,
       syncTokenAfter: extra.syncTokenAfter ?? null,
+      note: extra.note ?? null,
     });
 
   /** The books' closing date of an embedded client (a remote platform's is not known here: null). */
@@ -604,7 +610,9 @@ export function createApprovals(options: {
         { field: 'status', message: now.status },
       ]);
     }
-    await audit(decided, decision === 'approve' ? 'proposals.approve' : 'proposals.reject', who, approver.requestId);
+    await audit(decided, decision === 'approve' ? 'proposals.approve' : 'proposals.reject', who, approver.requestId, {
+      note: decided.decisionNote,
+    });
     if (decision === 'reject') return presentProposal(decided);
     return presentProposal(await execute(decided, approver.requestId, respondFor));
   }

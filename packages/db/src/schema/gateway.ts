@@ -103,6 +103,8 @@ export const agentAuditEvents = pgTable(
     hash: text('hash').notNull(),
     /** The audit key `hash` is an HMAC under; null for a plain SHA-256 event written before the chain was keyed. */
     keyId: text('key_id'),
+    /** A person's note on the event (an approver's on a decision), hashed with the rest; null when none. */
+    note: text('note'),
   },
   (t) => [
     unique('agent_audit_events_firm_seq_key').on(t.firmId, t.seq),

@@ -176,7 +176,19 @@ describe('agent proposal events', () => {
       { actorId: approver, data: expect.objectContaining({ note: 'matches the quote' }), at: expect.any(Date) },
     ]);
 
+    // ...and in the hash-chained trail itself: the approver's note is hashed with the approval's event.
+    expect([create?.note, approve?.note, execute?.note]).toEqual([null, 'matches the quote', null]);
+
     const verified = await verifyAuditChains(t.database.db, t.app.auditTrail, { firmId: t.demo.firmId });
     expect(verified).toMatchObject({ ok: true, breaks: [] });
+
+    // A note changed afterwards breaks the chain at that event.
+    await t.database.db
+      .update(agentAuditEvents)
+      .set({ note: 'approved without a quote' })
+      .where(eq(agentAuditEvents.id, approve?.id ?? ''));
+    const tampered = await verifyAuditChains(t.database.db, t.app.auditTrail, { firmId: t.demo.firmId });
+    expect(tampered.ok).toBe(false);
+    expect(JSON.stringify(tampered.breaks)).toContain(String(approve?.seq));
   });
 });

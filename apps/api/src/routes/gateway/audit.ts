@@ -48,6 +48,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox = async (app) => {
           dryRun: e.dryRun,
           syncTokenBefore: e.syncTokenBefore,
           syncTokenAfter: e.syncTokenAfter,
+          note: e.note,
           createdAt: e.createdAt.toISOString(),
           prevHash: e.prevHash,
           hash: e.hash,

@@ -414,6 +414,9 @@ export const AuditEvent = Type.Object(
     dryRun: Type.Boolean(),
     syncTokenBefore: Type.Union([Type.String(), Type.Null()]),
     syncTokenAfter: Type.Union([Type.String(), Type.Null()]),
+    note: Type.Union([Type.String(), Type.Null()], {
+      description: "A person's note, hashed with the event: an approver's note on a proposal's approval or rejection.",
+    }),
     createdAt: Timestamp(),
     prevHash: Type.String({ description: "The hash of the firm's previous event (64 zeros for the first)." }),
     hash: Type.String({
