@@ -36,6 +36,7 @@ import { bookRoutes } from './routes/books/index';
 import { contactRoutes } from './routes/contacts/index';
 import { documentRoutes } from './routes/documents/index';
 import { entryRoutes } from './routes/entries/index';
+import { approvalPageRoutes } from './routes/approvals/index';
 import { agentProposalRoutes } from './routes/agent-proposals/index';
 import { gatewayRoutes } from './routes/gateway/index';
 import { AGENT_BASE } from './routes/gateway/schemas';
@@ -169,6 +170,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes);
   await app.register(sessionRoutes);
+  await app.register(approvalPageRoutes);
   await app.register(oauthRoutes);
   await app.register(aggregatorWebhookRoutes);
   await app.register(qboCallbackRoutes);

@@ -40,12 +40,19 @@ button{font:inherit;padding:.5rem 1.2rem;margin:1rem .5rem 0 0;border-radius:4px
 button.primary{background:#1f5fbf;color:#fff;border-color:#1f5fbf}.error{color:#a30000;font-weight:600}
 ul.scopes li{margin:.3rem 0}.muted{color:#556}fieldset{border:1px solid #ccd;border-radius:4px;margin-top:1rem}
 fieldset label{font-weight:400;margin:.3rem 0}
+main.wide{max-width:60rem}table{border-collapse:collapse;width:100%;margin:.5rem 0}
+th,td{border-bottom:1px solid #dde;padding:.3rem .5rem;text-align:left}.num{text-align:right}
+textarea{width:100%;box-sizing:border-box;font:inherit}pre{background:#f4f5f7;padding:.5rem;overflow:auto}
+dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dd{margin:0}.notice{color:#0a5d1f;font-weight:600}
+section.proposal{border-top:1px solid #ccd;margin-top:1.5rem}
 `;
 
 export interface PageOptions {
   status?: number;
   /** Extra origins forms may submit to (the consent form ends in a redirect to the app). */
   formTargets?: string[];
+  /** A wider page, for tables (the approvers' pages). */
+  wide?: boolean;
 }
 
 /**
@@ -79,7 +86,7 @@ export function sendPage(reply: FastifyReply, title: string, body: Html, options
             </style>
           </head>
           <body>
-            <main>${body}</main>
+            <main ${options.wide ? new Html('class="wide"') : ''}>${body}</main>
           </body>
         </html> `.value,
     );

@@ -20,4 +20,4 @@ export {
   getApprovalPolicy,
   setApprovalPolicy,
 } from './proposals';
-export type { Approvals, Approver, ProposalRow } from './proposals';
+export type { Approvals, Approver, ProposalPreview, ProposalRow, ProposalStatus, ProposalView } from './proposals';

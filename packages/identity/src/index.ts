@@ -27,6 +27,7 @@ export {
 export type { OAuthClient } from './oauth-clients';
 export { createOAuthServer, decodeBasicCredentials, isOAuthError } from './oauth-server';
 export {
+  agentNames,
   agentOfCredential,
   authenticateAccessToken,
   disconnect,

@@ -1,5 +1,5 @@
 import { decodeCursor, isScope, isUuid, NOT_FOR_OAUTH, type Page, type Scope, toPage } from '@firm/core';
-import { type Executor, oauthClients, oauthCodes, oauthGrants, oauthTokens, rowsOf, users } from '@firm/db';
+import { apiKeys, type Executor, oauthClients, oauthCodes, oauthGrants, oauthTokens, rowsOf, users } from '@firm/db';
 import { and, asc, eq, exists, gt, inArray, isNull, sql } from 'drizzle-orm';
 import type { Credential } from './credentials';
 import type { OAuthClient } from './oauth-clients';
@@ -380,6 +380,38 @@ export async function agentOfCredential(db: Executor, credential: { kind: string
     .from(oauthGrants)
     .where(eq(oauthGrants.id, credential.id));
   return row?.clientId ?? credential.id;
+}
+
+/**
+ * The names people know agents by, for the approvers' pages: an API key's name, an OAuth client's (an app the firm
+ * granted access). Ids that are no agent of the firm are left out.
+ */
+export async function agentNames(
+  db: Executor,
+  firmId: string,
+  agentIds: readonly string[],
+): Promise<Map<string, string>> {
+  const ids = [...new Set(agentIds.filter(isUuid))];
+  if (ids.length === 0) return new Map();
+  const keys = await db
+    .select({ id: apiKeys.id, name: apiKeys.name })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.firmId, firmId), inArray(apiKeys.id, ids)));
+  const apps = await db
+    .select({ id: oauthClients.id, name: oauthClients.name })
+    .from(oauthClients)
+    .where(
+      and(
+        inArray(oauthClients.id, ids),
+        exists(
+          db
+            .select({ one: sql`1` })
+            .from(oauthGrants)
+            .where(and(eq(oauthGrants.clientId, oauthClients.id), eq(oauthGrants.firmId, firmId))),
+        ),
+      ),
+    );
+  return new Map([...keys, ...apps].map((row) => [row.id, row.name]));
 }
 
 /** Whether an agent of the firm has this id: an API key of the firm, or an OAuth client the firm granted access. */

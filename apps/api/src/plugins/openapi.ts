@@ -24,6 +24,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   webhooks: 'Webhook subscriptions, deliveries and the event catalogue',
   oauth: 'OAuth 2.0 for partner apps: metadata, registration, authorization, tokens, connected apps',
   session: 'Browser sign-in, and the invitation links that let invited users choose a password',
+  approvals: "The approvers' pages: agent proposals to approve or reject in a browser, for people signed in",
   users: "The firm's people: invitations, roles, the companies members may see, deactivation",
   'api-keys': "The firm's API keys: issuing (shown once), listing with last use, revoking",
   qbo: "QuickBooks Online: connecting a client's company, its status, disconnecting",

@@ -24,6 +24,7 @@ export function loginPage(params: {
 export function signedInPage(user: SessionUser, csrfToken: string): Html {
   return html`<h1>Signed in</h1>
     <p>You are signed in as <strong>${user.name}</strong> (${user.email}, ${user.role}).</p>
+    <p><a href="/approvals">Agent proposals waiting for approval</a></p>
     <form method="post" action="/logout">
       <input type="hidden" name="csrf_token" value="${csrfToken}" />
       <button type="submit">Sign out</button>
