@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { documents } from '@firm/db';
 import { DEMO_OWNER_EMAIL } from '@firm/demo';
 import { and, count, eq } from 'drizzle-orm';
-import type { TestApp } from '../../testing';
+import { expect } from 'vitest';
+import type { Page } from 'playwright-core';
+import { DEMO_PASSWORD, type TestApp } from '../../testing';
 import { bearer, connect, registerClient, signIn } from '../oauth/fixtures';
 
 /** Test helpers for the approvers' pages: an agent whose big bills the client's policy holds for approval. */
@@ -91,4 +93,35 @@ export async function heldAgent(t: TestApp, name = 'Bookkeeping Agent'): Promise
       return row?.n ?? 0;
     },
   };
+}
+
+/** Debian's Chromium, driven through playwright-core. */
+export const CHROMIUM = '/usr/bin/chromium';
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Decides on the proposal whose page the browser shows: the note, then the button; back on the page it ends on. */
+export async function decideOnPage(page: Page, decision: 'Approve' | 'Reject', note: string): Promise<void> {
+  await page.getByLabel(/^Note/).fill(note);
+  await page.getByRole('button', { name: decision }).click();
+  await page.waitForURL(/\?done=/);
+}
+
+/** Opens a page that needs a session, signs in on the form it is sent to, and comes back. */
+export async function signInThrough(page: Page, url: string, email = DEMO_OWNER_EMAIL): Promise<void> {
+  await page.goto(url);
+  expect(new URL(page.url()).pathname).toBe('/login');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(DEMO_PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((u) => u.pathname !== '/login');
 }
