@@ -4429,6 +4429,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The approvers' page: agent proposals
+         * @description For a signed-in person: the agent writes the approval policy held, in the companies they may see, with their dry-run preview. Pending ones unless `status` says otherwise. Not signed in: to /login and back.
+         */
+        get: operations["getApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/approvals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One agent proposal, and the form to approve or reject it
+         * @description Its full preview, the request as the agent sent it, its history, and while it is pending a form whose buttons post to /approvals/{id}/approve and /approvals/{id}/reject. Not signed in: to /login and back.
+         */
+        get: operations["getApprovalsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/approvals/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an agent proposal (form)
+         * @description Form post of the proposal page, with the session CSRF token and an optional note. The decision is POST /api/v1/agent-proposals/{id}/approve's, made as the signed-in person: a member decides only in their companies, and a refusal is a page saying why, with its status.
+         */
+        post: operations["postApprovalsByIdApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/approvals/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject an agent proposal (form)
+         * @description Form post of the proposal page, with the session CSRF token and an optional note. The decision is POST /api/v1/agent-proposals/{id}/reject's, made as the signed-in person: a member decides only in their companies, and a refusal is a page saying why, with its status.
+         */
+        post: operations["postApprovalsByIdReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/invite/{token}": {
         parameters: {
             query?: never;
@@ -6457,6 +6537,12 @@ export interface components {
         PostAgentAcctClientsByClientIdTransactionsResponse: {
             data: components["schemas"]["TransactionWriteResponse"];
         };
+        PostApprovalsByIdApproveBody: {
+            /** @description The session CSRF token of the form. */
+            csrf_token?: string;
+            /** @description Why, for the agent and the audit trail. */
+            note?: string;
+        };
         PostBillPaymentsBodyAllocationsItem: {
             /** @description Paid towards this bill; at most its open balance. */
             amountCents: number;
@@ -7555,6 +7641,24 @@ export interface components {
             };
             content?: never;
         };
+        /** @description Not signed in: to /login, and back here after. */
+        Response302: {
+            headers: {
+                /** @description Where the browser goes next. */
+                location?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description Decided: to the proposal page, saying what the decision did. Not signed in: to /login. */
+        Response303: {
+            headers: {
+                /** @description Where the browser goes next. */
+                location?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The form is incomplete or malformed. */
         Response400: {
             headers: {
@@ -7582,6 +7686,15 @@ export interface components {
                 "text/html": string;
             };
         };
+        /** @description The proposal is no longer pending (decided, executed, failed or expired): the page says so. */
+        Response409: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
         /** @description The invitation was used, expired or withdrawn. */
         Response410: {
             headers: {
@@ -7600,8 +7713,35 @@ export interface components {
                 "text/html": string;
             };
         };
-        /** @description The request cannot be trusted (unknown client, unregistered redirect URI): an error page, no redirect. */
+        /** @description The form or the address is malformed. */
         Response4002: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description The request cannot be trusted (unknown client, unregistered redirect URI): an error page, no redirect. */
+        Response4003: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description The CSRF token is missing or wrong, the Origin or Host is not this service's (ALLOWED_ORIGINS), or the user may not decide on it. */
+        Response4032: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description No proposal of a company the user may see has this id. */
+        Response4042: {
             headers: {
                 [name: string]: unknown;
             };
@@ -7630,29 +7770,31 @@ export interface components {
         PathDeliveryId: string;
         /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
         PathEntity: string;
-        /** @description Account id. */
+        /** @description The agent proposal. */
         PathId: string;
-        /** @description Journal entry id. */
+        /** @description Account id. */
         PathId2: string;
-        /** @description Webhook subscription id. */
+        /** @description Journal entry id. */
         PathId3: string;
-        /** @description Contact id. */
+        /** @description Webhook subscription id. */
         PathId4: string;
-        /** @description Item id. */
+        /** @description Contact id. */
         PathId5: string;
-        /** @description Tax rate id. */
+        /** @description Item id. */
         PathId6: string;
-        /** @description Document id. */
+        /** @description Tax rate id. */
         PathId7: string;
+        /** @description Document id. */
         PathId8: string;
-        /** @description User id. */
         PathId9: string;
-        /** @description API key id. */
+        /** @description User id. */
         PathId10: string;
-        /** @description A proposal id. */
+        /** @description API key id. */
         PathId11: string;
-        /** @description The record's `Id`. */
+        /** @description A proposal id. */
         PathId12: string;
+        /** @description The record's `Id`. */
+        PathId13: string;
         /** @description Import id. */
         PathImportId: string;
         /** @description The token of the invitation link (inv_...). */
@@ -7985,7 +8127,7 @@ export interface operations {
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId12"];
+                id: components["parameters"]["PathId13"];
             };
             cookie?: never;
         };
@@ -8021,7 +8163,7 @@ export interface operations {
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId12"];
+                id: components["parameters"]["PathId13"];
             };
             cookie?: never;
         };
@@ -8067,7 +8209,7 @@ export interface operations {
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId12"];
+                id: components["parameters"]["PathId13"];
             };
             cookie?: never;
         };
@@ -8610,7 +8752,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A proposal id. */
-                id: components["parameters"]["PathId11"];
+                id: components["parameters"]["PathId12"];
             };
             cookie?: never;
         };
@@ -8851,7 +8993,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["Response4002"];
+            400: components["responses"]["Response4003"];
             /** @description The signed-in user is not an owner or admin of the firm. */
             403: {
                 headers: {
@@ -8913,7 +9055,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["Response4002"];
+            400: components["responses"]["Response4003"];
             /** @description The CSRF token is missing or wrong, or the user may not approve apps, or the Origin or Host is not this service's (ALLOWED_ORIGINS). */
             403: {
                 headers: {
@@ -9308,7 +9450,7 @@ export interface operations {
             };
             path: {
                 /** @description Account id. */
-                id: components["parameters"]["PathId"];
+                id: components["parameters"]["PathId2"];
             };
             cookie?: never;
         };
@@ -9343,7 +9485,7 @@ export interface operations {
             };
             path: {
                 /** @description Account id. */
-                id: components["parameters"]["PathId"];
+                id: components["parameters"]["PathId2"];
             };
             cookie?: never;
         };
@@ -9369,7 +9511,7 @@ export interface operations {
             };
             path: {
                 /** @description Account id. */
-                id: components["parameters"]["PathId"];
+                id: components["parameters"]["PathId2"];
             };
             cookie?: never;
         };
@@ -9455,7 +9597,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A proposal id. */
-                id: components["parameters"]["PathId11"];
+                id: components["parameters"]["PathId12"];
             };
             cookie?: never;
         };
@@ -9477,7 +9619,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A proposal id. */
-                id: components["parameters"]["PathId11"];
+                id: components["parameters"]["PathId12"];
             };
             cookie?: never;
         };
@@ -9505,7 +9647,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A proposal id. */
-                id: components["parameters"]["PathId11"];
+                id: components["parameters"]["PathId12"];
             };
             cookie?: never;
         };
@@ -9619,7 +9761,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description API key id. */
-                id: components["parameters"]["PathId10"];
+                id: components["parameters"]["PathId11"];
             };
             cookie?: never;
         };
@@ -9651,7 +9793,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description API key id. */
-                id: components["parameters"]["PathId10"];
+                id: components["parameters"]["PathId11"];
             };
             cookie?: never;
         };
@@ -9809,7 +9951,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -9978,7 +10120,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -10004,7 +10146,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -10037,7 +10179,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -10070,7 +10212,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -10101,7 +10243,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -10135,7 +10277,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -10168,7 +10310,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -10201,7 +10343,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -10299,7 +10441,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -10324,7 +10466,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -10421,7 +10563,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -10446,7 +10588,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -10479,7 +10621,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -10978,7 +11120,7 @@ export interface operations {
                 /** @description Company (organization) id. */
                 companyId: components["parameters"]["PathCompanyId"];
                 /** @description Contact id. */
-                id: components["parameters"]["PathId4"];
+                id: components["parameters"]["PathId5"];
             };
             cookie?: never;
         };
@@ -11995,7 +12137,7 @@ export interface operations {
             };
             path: {
                 /** @description Contact id. */
-                id: components["parameters"]["PathId4"];
+                id: components["parameters"]["PathId5"];
             };
             cookie?: never;
         };
@@ -12020,7 +12162,7 @@ export interface operations {
             };
             path: {
                 /** @description Contact id. */
-                id: components["parameters"]["PathId4"];
+                id: components["parameters"]["PathId5"];
             };
             cookie?: never;
         };
@@ -12068,7 +12210,7 @@ export interface operations {
             };
             path: {
                 /** @description Contact id. */
-                id: components["parameters"]["PathId4"];
+                id: components["parameters"]["PathId5"];
             };
             cookie?: never;
         };
@@ -12158,7 +12300,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12183,7 +12325,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12216,7 +12358,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12322,7 +12464,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12347,7 +12489,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12474,7 +12616,7 @@ export interface operations {
             };
             path: {
                 /** @description Journal entry id. */
-                id: components["parameters"]["PathId2"];
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
@@ -12499,7 +12641,7 @@ export interface operations {
             };
             path: {
                 /** @description Journal entry id. */
-                id: components["parameters"]["PathId2"];
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
@@ -12526,7 +12668,7 @@ export interface operations {
             };
             path: {
                 /** @description Journal entry id. */
-                id: components["parameters"]["PathId2"];
+                id: components["parameters"]["PathId3"];
             };
             cookie?: never;
         };
@@ -12626,7 +12768,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12651,7 +12793,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12684,7 +12826,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12737,7 +12879,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12834,7 +12976,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12859,7 +13001,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12892,7 +13034,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -12992,7 +13134,7 @@ export interface operations {
             };
             path: {
                 /** @description Item id. */
-                id: components["parameters"]["PathId5"];
+                id: components["parameters"]["PathId6"];
             };
             cookie?: never;
         };
@@ -13017,7 +13159,7 @@ export interface operations {
             };
             path: {
                 /** @description Item id. */
-                id: components["parameters"]["PathId5"];
+                id: components["parameters"]["PathId6"];
             };
             cookie?: never;
         };
@@ -13451,7 +13593,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -13477,7 +13619,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -13510,7 +13652,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -13607,7 +13749,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -13632,7 +13774,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -13665,7 +13807,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -14047,7 +14189,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -14072,7 +14214,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -14105,7 +14247,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -14199,7 +14341,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -14223,7 +14365,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -14254,7 +14396,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -14314,7 +14456,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -14339,7 +14481,7 @@ export interface operations {
                 "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
             };
             path: {
-                id: components["parameters"]["PathId8"];
+                id: components["parameters"]["PathId9"];
             };
             cookie?: never;
         };
@@ -14432,7 +14574,7 @@ export interface operations {
             };
             path: {
                 /** @description Tax rate id. */
-                id: components["parameters"]["PathId6"];
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -14457,7 +14599,7 @@ export interface operations {
             };
             path: {
                 /** @description Tax rate id. */
-                id: components["parameters"]["PathId6"];
+                id: components["parameters"]["PathId7"];
             };
             cookie?: never;
         };
@@ -14601,7 +14743,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description User id. */
-                id: components["parameters"]["PathId9"];
+                id: components["parameters"]["PathId10"];
             };
             cookie?: never;
         };
@@ -14623,7 +14765,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description User id. */
-                id: components["parameters"]["PathId9"];
+                id: components["parameters"]["PathId10"];
             };
             cookie?: never;
         };
@@ -14652,7 +14794,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description User id. */
-                id: components["parameters"]["PathId9"];
+                id: components["parameters"]["PathId10"];
             };
             cookie?: never;
         };
@@ -14690,7 +14832,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description User id. */
-                id: components["parameters"]["PathId9"];
+                id: components["parameters"]["PathId10"];
             };
             cookie?: never;
         };
@@ -14781,7 +14923,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -14806,7 +14948,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -14839,7 +14981,7 @@ export interface operations {
             };
             path: {
                 /** @description Document id. */
-                id: components["parameters"]["PathId7"];
+                id: components["parameters"]["PathId8"];
             };
             cookie?: never;
         };
@@ -14938,7 +15080,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: components["parameters"]["PathId3"];
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
@@ -14960,7 +15102,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: components["parameters"]["PathId3"];
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
@@ -14982,7 +15124,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: components["parameters"]["PathId3"];
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
@@ -15029,7 +15171,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: components["parameters"]["PathId3"];
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
@@ -15065,7 +15207,7 @@ export interface operations {
                 /** @description Delivery id. */
                 deliveryId: components["parameters"]["PathDeliveryId"];
                 /** @description Webhook subscription id. */
-                id: components["parameters"]["PathId3"];
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
@@ -15099,7 +15241,7 @@ export interface operations {
                 /** @description Delivery id. */
                 deliveryId: components["parameters"]["PathDeliveryId"];
                 /** @description Webhook subscription id. */
-                id: components["parameters"]["PathId3"];
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
@@ -15122,7 +15264,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: components["parameters"]["PathId3"];
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
@@ -15144,7 +15286,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Webhook subscription id. */
-                id: components["parameters"]["PathId3"];
+                id: components["parameters"]["PathId4"];
             };
             cookie?: never;
         };
@@ -15187,6 +15329,120 @@ export interface operations {
             404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getApprovals: {
+        parameters: {
+            query?: {
+                /** @description The page after the one that linked here. */
+                cursor?: string;
+                /** @description Only proposals in this status; `pending` when left out. */
+                status?: "pending" | "approved" | "rejected" | "executed" | "failed" | "expired";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The proposals in the status asked for, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            302: components["responses"]["Response302"];
+            400: components["responses"]["Response4002"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getApprovalsById: {
+        parameters: {
+            query?: {
+                /** @description Set by the decision form: what the decision did. */
+                done?: "executed" | "failed" | "rejected";
+            };
+            header?: never;
+            path: {
+                /** @description The agent proposal. */
+                id: components["parameters"]["PathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The proposal: preview, request, history, and the decision form while it is pending. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            302: components["responses"]["Response302"];
+            400: components["responses"]["Response4002"];
+            404: components["responses"]["Response4042"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postApprovalsByIdApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent proposal. */
+                id: components["parameters"]["PathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["PostApprovalsByIdApproveBody"];
+            };
+        };
+        responses: {
+            303: components["responses"]["Response303"];
+            400: components["responses"]["Response4002"];
+            403: components["responses"]["Response4032"];
+            404: components["responses"]["Response4042"];
+            409: components["responses"]["Response409"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postApprovalsByIdReject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent proposal. */
+                id: components["parameters"]["PathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["PostApprovalsByIdApproveBody"];
+            };
+        };
+        responses: {
+            303: components["responses"]["Response303"];
+            400: components["responses"]["Response4002"];
+            403: components["responses"]["Response4032"];
+            404: components["responses"]["Response4042"];
+            409: components["responses"]["Response409"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Response500"];
             503: components["responses"]["Error"];
         };
     };
