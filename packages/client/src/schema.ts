@@ -7770,7 +7770,7 @@ export interface components {
         PathDeliveryId: string;
         /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
         PathEntity: string;
-        /** @description The agent proposal. */
+        /** @description A proposal id. */
         PathId: string;
         /** @description Account id. */
         PathId2: string;
@@ -7791,10 +7791,8 @@ export interface components {
         PathId10: string;
         /** @description API key id. */
         PathId11: string;
-        /** @description A proposal id. */
-        PathId12: string;
         /** @description The record's `Id`. */
-        PathId13: string;
+        PathId12: string;
         /** @description Import id. */
         PathImportId: string;
         /** @description The token of the invitation link (inv_...). */
@@ -8127,7 +8125,7 @@ export interface operations {
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId13"];
+                id: components["parameters"]["PathId12"];
             };
             cookie?: never;
         };
@@ -8163,7 +8161,7 @@ export interface operations {
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId13"];
+                id: components["parameters"]["PathId12"];
             };
             cookie?: never;
         };
@@ -8209,7 +8207,7 @@ export interface operations {
                 /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
-                id: components["parameters"]["PathId13"];
+                id: components["parameters"]["PathId12"];
             };
             cookie?: never;
         };
@@ -8752,7 +8750,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A proposal id. */
-                id: components["parameters"]["PathId12"];
+                id: components["parameters"]["PathId"];
             };
             cookie?: never;
         };
@@ -9597,7 +9595,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A proposal id. */
-                id: components["parameters"]["PathId12"];
+                id: components["parameters"]["PathId"];
             };
             cookie?: never;
         };
@@ -9619,7 +9617,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A proposal id. */
-                id: components["parameters"]["PathId12"];
+                id: components["parameters"]["PathId"];
             };
             cookie?: never;
         };
@@ -9647,7 +9645,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A proposal id. */
-                id: components["parameters"]["PathId12"];
+                id: components["parameters"]["PathId"];
             };
             cookie?: never;
         };
@@ -15370,7 +15368,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The agent proposal. */
+                /** @description A proposal id. */
                 id: components["parameters"]["PathId"];
             };
             cookie?: never;
@@ -15399,7 +15397,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The agent proposal. */
+                /** @description A proposal id. */
                 id: components["parameters"]["PathId"];
             };
             cookie?: never;
@@ -15425,7 +15423,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The agent proposal. */
+                /** @description A proposal id. */
                 id: components["parameters"]["PathId"];
             };
             cookie?: never;

@@ -10,9 +10,8 @@ export const ApprovalsQuery = Type.Object({
   cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The page after the one that linked here.' })),
 });
 
-export const ApprovalParams = Type.Object({
-  id: Type.String({ maxLength: 100, description: 'The agent proposal.' }),
-});
+/** The API's own (the router bounds its length), so the document names it once. */
+export { ProposalParams as ApprovalParams } from '../gateway/schemas';
 
 /** What the decision did, said once on the page the form's post goes back to. */
 export const DONE = ['executed', 'failed', 'rejected'] as const;
