@@ -219,6 +219,8 @@ describe("the approvers' pages", () => {
 
   it('reject with a note: nothing written', async () => {
     const { id } = await held.propose(16000, 'reject-form');
+    // a link to the page cannot make it say something the proposal did not do
+    expect((await page(owner, `/approvals/${id}?done=executed`)).body).not.toContain('Approved: the write ran.');
     const before = await held.bills();
     const res = await submit(owner, id, 'reject', { note: 'not our vendor' });
     expect(res.statusCode).toBe(303);

@@ -147,6 +147,7 @@ export function approvalPage(params: {
   view: ProposalView;
   names: Names;
   csrfToken: string;
+  /** What the form's decision did; said only while it is the proposal's status (a link cannot claim otherwise). */
   done?: (typeof DONE)[number] | undefined;
   error?: string | undefined;
 }): Html {
@@ -163,7 +164,7 @@ export function approvalPage(params: {
       : '';
   return html`<p><a href="/approvals">All proposals</a></p>
     <h1>${label(view)}</h1>
-    ${params.done ? html`<p class="notice" role="status">${DONE_MESSAGES[params.done]}</p>` : ''}
+    ${params.done === view.status ? html`<p class="notice" role="status">${DONE_MESSAGES[params.done]}</p>` : ''}
     ${params.error ? html`<p class="error" role="alert">${params.error}</p>` : ''} ${summary(view, names)}
     <h2>What it would do</h2>
     ${journalTable(view, names)} ${previewFacts(view)}
