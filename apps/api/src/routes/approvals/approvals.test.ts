@@ -251,6 +251,26 @@ describe("the approvers' pages", () => {
     expect(await held.bills()).toBe(before);
   });
 
+  it('say with 409 that an expired proposal is no longer decided', async () => {
+    const { id } = await held.propose(17500, 'expired');
+    await t.database.db
+      .update(agentProposals)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(agentProposals.id, id));
+    const before = await held.bills();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/approvals/${id}/approve`,
+      headers: { ...FORM, ...owner.header() },
+      payload: form({ csrf_token: await csrfOf(owner) }),
+    });
+    expect(res.statusCode).toBe(409);
+    expect(res.body).toContain('this proposal is already expired');
+    expect(res.body).not.toContain('name="note"');
+    expect(await held.bills()).toBe(before);
+    expect((await page(owner, '/approvals?status=expired')).body).toContain(`href="/approvals/${id}"`);
+  });
+
   it('answer an unknown proposal with a 404 page', async () => {
     for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-id']) {
       const res = await page(owner, `/approvals/${id}`);
