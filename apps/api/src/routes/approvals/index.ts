@@ -5,7 +5,7 @@ import type { Approver, ProposalView } from '@firm/gateway';
 import { agentNames, consentContext, getUser, type Session } from '@firm/identity';
 import { getAccount } from '@firm/ledger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Html, pageErrorHandler, sendErrorPage, sendPage } from '../../html';
+import { pageErrorHandler, sendErrorPage, sendPage } from '../../html';
 import { csrfMatches, getSession } from '../../plugins/session';
 import { respondForProposal } from '../gateway/records';
 import { approvalPage, approvalsPage, type Names } from './pages';
@@ -48,7 +48,7 @@ export const approvalPageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const actors = new Map(await agentNames(db(), firmId, actorIds));
     const people = views.flatMap((v) => (v.decision?.by.kind === 'session' ? [v.decision.by.id] : []));
     for (const id of new Set(people)) {
-      const user = await getUser(db(), firmId, id).catch(() => null);
+      const user = await getUser(db(), firmId, id).catch(refusalAsNull);
       if (user) actors.set(id, user.name);
     }
     const accounts = new Map<string, string>();
@@ -56,7 +56,7 @@ export const approvalPageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       for (const { accountId } of view.preview.journal) {
         if (accounts.has(accountId) || !isUuid(accountId)) continue;
         // Books kept in QuickBooks Online name their own accounts: those show by id.
-        const account = await getAccount(db(), view.clientId, accountId).catch(() => null);
+        const account = await getAccount(db(), view.clientId, accountId).catch(refusalAsNull);
         if (account) accounts.set(accountId, `${account.code} ${account.name}`);
       }
     }
@@ -69,7 +69,7 @@ export const approvalPageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     view: ProposalView,
     options: { status?: number; done?: 'executed' | 'failed' | 'rejected' | undefined; error?: string } = {},
   ) => {
-    const body: Html = approvalPage({
+    const body = approvalPage({
       view,
       names: await namesOf(session.user.firmId, [view]),
       csrfToken: session.csrfToken,
@@ -197,6 +197,12 @@ export const approvalPageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       );
     }
   });
+};
+
+/** A name that cannot be read (a user gone, an account of another platform) is shown by its id; anything else throws. */
+const refusalAsNull = (err: unknown): null => {
+  if (err instanceof DomainError) return null;
+  throw err;
 };
 
 const notFoundAsNull = (err: unknown): null => {
