@@ -4777,6 +4777,8 @@ export interface components {
             id: string;
             /** @description The audit key the hash was made with; null for events written before the chain was keyed. */
             keyId: string | null;
+            /** @description A person's note, hashed with the event: an approver's note on a proposal's approval or rejection. */
+            note: string | null;
             /** @description e.g. clients.list, entities.read, transactions.create. */
             operation: string;
             outcome: "succeeded" | "refused" | "failed";
