@@ -27,6 +27,7 @@ const SCHEMA_OWNERS: Record<string, string> = {
   'gateway.ts': 'gateway',
   'idempotency.ts': 'db',
   'imports.ts': 'imports',
+  'closes.ts': 'close',
   'qbo.ts': 'qbo',
   'webhooks.ts': 'webhooks',
 };

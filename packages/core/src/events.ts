@@ -72,6 +72,10 @@ export const EVENT_TYPES = {
   'agent_proposal.failed':
     'An approved agent proposal could not run (a changed record, a closed period): nothing was written.',
   'agent_proposal.expired': 'An agent proposal waited past its expiry without a decision.',
+  'close.opened': "A company's close of a period was opened; its checklist is computed from the books.",
+  'close.item_signed_off': 'A person signed off a checklist item of a close as fine as it is, with a note.',
+  'close.finished': 'A close was finished: the books are closed through its period end and its evidence is stored.',
+  'close.reopened': 'A finished close was reopened with a reason: the books are open again from its period.',
   'webhook.test': 'A test ping sent on request to one subscription only; it cannot be subscribed to.',
 } as const;
 

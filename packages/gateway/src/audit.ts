@@ -9,9 +9,14 @@ import { AUDIT_KEYS_SETTING, type AuditKeys, hmacOf, localAuditKeys, parseAuditK
 
 export type AgentAuditEvent = typeof agentAuditEvents.$inferSelect;
 
-export type AuditInput = Omit<AgentAuditEvent, 'id' | 'seq' | 'createdAt' | 'prevHash' | 'hash' | 'keyId' | 'note'> & {
-  note?: string | null;
-};
+/** The fields that joined the event later: each is hashed only when present, so earlier events hash as they did. */
+type LaterFields = 'note' | 'evidenceSha256';
+
+export type AuditInput = Omit<
+  AgentAuditEvent,
+  'id' | 'seq' | 'createdAt' | 'prevHash' | 'hash' | 'keyId' | LaterFields
+> &
+  Partial<Pick<AgentAuditEvent, LaterFields>>;
 
 /** What appending and verifying need besides the database: the audit keys and where the chain heads are anchored. */
 export interface AuditTrail {
@@ -48,7 +53,7 @@ export async function openAuditTrail(options: AuditTrailOptions): Promise<AuditT
 export const GENESIS_HASH = '0'.repeat(64);
 
 /** What an event's hash covers: every field but the hash itself and its key id (a note only when there is one). */
-type HashedEvent = Omit<AgentAuditEvent, 'hash' | 'keyId' | 'note'> & { note?: string | null };
+type HashedEvent = Omit<AgentAuditEvent, 'hash' | 'keyId' | LaterFields> & Partial<Pick<AgentAuditEvent, LaterFields>>;
 
 /** Every field of an event but its hash, its previous hash and its key id, in a fixed order. */
 function fieldsOf(e: HashedEvent): string {
@@ -71,8 +76,11 @@ function fieldsOf(e: HashedEvent): string {
     e.syncTokenBefore,
     e.syncTokenAfter,
     e.createdAt.toISOString(),
-    // A note joined the fields later: events without one hash as they always did, and one with it cannot lose it.
-    ...(e.note === null || e.note === undefined ? [] : [e.note]),
+    // Fields that joined later, each named, and only when present: events without them hash as they always did,
+    // and one with them cannot lose them.
+    ...(['note', 'evidenceSha256'] as const).flatMap((name) =>
+      e[name] === null || e[name] === undefined ? [] : [[name, e[name]]],
+    ),
   ]);
 }
 
@@ -115,6 +123,7 @@ const EVENT_COLUMNS: [string, keyof AgentAuditEvent][] = [
   ['hash', 'hash'],
   ['key_id', 'keyId'],
   ['note', 'note'],
+  ['evidence_sha256', 'evidenceSha256'],
 ];
 
 /** The append itself runs on every gateway request, so it is a prepared statement (parsed once per connection). */
@@ -190,6 +199,7 @@ export function appendAuditEvent(
       const event = {
         ...input,
         note: input.note ?? null,
+        evidenceSha256: input.evidenceSha256 ?? null,
         id: newId(),
         seq: head.seq + 1,
         createdAt,

@@ -105,6 +105,8 @@ export const agentAuditEvents = pgTable(
     keyId: text('key_id'),
     /** A person's note on the event (an approver's on a decision), hashed with the rest; null when none. */
     note: text('note'),
+    /** The SHA-256 of evidence the event vouches for (a finished close's), hashed with the rest; null when none. */
+    evidenceSha256: text('evidence_sha256'),
   },
   (t) => [
     unique('agent_audit_events_firm_seq_key').on(t.firmId, t.seq),

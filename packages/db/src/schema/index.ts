@@ -16,3 +16,4 @@ export * from './webhooks';
 export * from './scheduled';
 export * from './qbo';
 export * from './imports';
+export * from './closes';
