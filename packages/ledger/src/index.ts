@@ -60,7 +60,7 @@ export { getBookSettings, setBooksClosedThrough, setFiscalYearStartMonth } from 
 export { postEntry, postOnce, postTransaction, voidEntry } from './posting';
 export type { PostingReceipt } from './posting';
 export type { DocumentEntryKind, PostingInput } from './posting-inputs';
-export { balanceSheet, cashFlowStatement, profitAndLoss, trialBalance } from './reports';
+export { balanceSheet, cashFlowStatement, monthlyTrend, profitAndLoss, trialBalance } from './reports';
 export type {
   BalanceSection,
   BalanceSheet,
@@ -68,6 +68,7 @@ export type {
   ProfitAndLoss,
   ProfitAndLossSection,
   ReportAccount,
+  TrendMonth,
   TrialBalance,
 } from './reports';
 export { checkSchedule } from './schedules';

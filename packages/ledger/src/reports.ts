@@ -340,3 +340,86 @@ export async function cashFlowStatement(
     cashAtEndCents: cashAtStartCents + netChangeInCashCents,
   };
 }
+
+// ---------------------------------------------------------------- monthly trend
+
+export interface TrendMonth {
+  /** YYYY-MM */
+  month: string;
+  startDate: string;
+  /** The month's last day, or the trend's end date in its last month. */
+  endDate: string;
+  /** Income and other income. */
+  incomeCents: number;
+  /** Cost of sales, expenses and other expenses. */
+  expensesCents: number;
+  /** incomeCents - expensesCents: the profit and loss's net income for the month. */
+  netIncomeCents: number;
+  /** The bank accounts' balance at endDate, as the cash-flow statement counts cash. */
+  cashAtEndCents: number;
+}
+
+const monthStartBefore = (date: string, months: number) => {
+  const index = Number(date.slice(0, 4)) * 12 + Number(date.slice(5, 7)) - 1 - months;
+  return `${String(Math.floor(index / 12)).padStart(4, '0')}-${String((index % 12) + 1).padStart(2, '0')}-01`;
+};
+
+/**
+ * Income, expenses, net income and cash of each of the `months` calendar months ending with the one that holds
+ * `endDate` (the last one running to `endDate`), in one query: the whole months from account_monthly_balances, the
+ * days of a partial last month from account_daily_balances, and the cash before the first month from the rollups
+ * through its eve, which each month's change of the bank accounts then carries forward.
+ */
+export async function monthlyTrend(
+  db: Executor,
+  organizationId: string,
+  query: { endDate: string; months?: number },
+): Promise<TrendMonth[]> {
+  const endDate = checkDate(query.endDate, 'endDate');
+  const count = query.months ?? 12;
+  const first = monthStartBefore(endDate, count - 1);
+  const last = monthStartBefore(endDate, 0);
+  const wholeLast = addDays(endDate, 1).slice(8) === '01';
+  const days = wholeLast
+    ? sql``
+    : sql`union all
+        select ${last}::date as month, account_id, amount_cents from account_daily_balances
+        where organization_id = ${organizationId} and day >= ${last}::date and day <= ${endDate}::date`;
+  const rows = rowsOf<{ month: string | null; type: AccountType; subtype: AccountSubtype; net: number | string }>(
+    await db.execute(sql`
+      select to_char(p.month, 'YYYY-MM-DD') as month, a.type, a.subtype, sum(p.amount_cents) as net
+      from (
+        select month, account_id, amount_cents from account_monthly_balances
+        where organization_id = ${organizationId} and month >= ${first}::date
+          and month ${wholeLast ? sql`<=` : sql`<`} ${last}::date
+        ${days}
+        union all
+        select null::date as month, r.account_id, r.amount_cents
+        from ${rollupRows(organizationId, null, addDays(first, -1))} r
+      ) p
+      join accounts a on a.organization_id = ${organizationId} and a.id = p.account_id
+      where a.subtype = 'bank' or (p.month is not null and a.type in ('income', 'expense'))
+      group by p.month, a.type, a.subtype`),
+  );
+  let cash = sumOf(
+    rows.filter((r) => r.month === null),
+    (r) => Number(r.net),
+  );
+  return Array.from({ length: count }, (_, i) => {
+    const startDate = monthStartBefore(endDate, count - 1 - i);
+    const of = rows.filter((r) => r.month === startDate);
+    const net = (pick: (r: (typeof of)[number]) => boolean) => sumOf(of.filter(pick), (r) => Number(r.net));
+    const incomeCents = -net((r) => r.type === 'income');
+    const expensesCents = net((r) => r.type === 'expense');
+    cash += net((r) => r.subtype === 'bank');
+    return {
+      month: startDate.slice(0, 7),
+      startDate,
+      endDate: i === count - 1 ? endDate : addDays(monthStartBefore(endDate, count - 2 - i), -1),
+      incomeCents,
+      expensesCents,
+      netIncomeCents: incomeCents - expensesCents,
+      cashAtEndCents: cash,
+    };
+  });
+}
