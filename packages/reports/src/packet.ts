@@ -9,6 +9,7 @@ import {
   cashFlowStatement,
   checkDateRange,
   fiscalYearStart,
+  monthlyTrend,
   type ProfitAndLoss,
   profitAndLoss,
   todayUtc,
@@ -20,6 +21,7 @@ import {
   cashFlowStatementOf,
   profitAndLossStatement,
   type Statement,
+  trendStatement,
   trialBalanceStatement,
 } from './statements';
 
@@ -89,7 +91,7 @@ export async function financialPacket(db: Executor, organization: ReportCompany,
       : { startDate: addDays(priorEnd, -daysBetween(startDate, endDate)), endDate: priorEnd };
   const priorYear =
     query.comparePriorYear === false ? null : { startDate: yearEarlier(startDate), endDate: yearEarlier(endDate) };
-  const [pnl, pnlPrior, pnlYear, bs, bsPrior, bsYear, cashFlow, tb, ar, ap, bank] = await Promise.all([
+  const [pnl, pnlPrior, pnlYear, bs, bsPrior, bsYear, cashFlow, tb, ar, ap, bank, trend] = await Promise.all([
     profitAndLoss(db, orgId, { startDate, endDate }),
     priorPeriod ? profitAndLoss(db, orgId, priorPeriod) : null,
     priorYear ? profitAndLoss(db, orgId, priorYear) : null,
@@ -101,6 +103,7 @@ export async function financialPacket(db: Executor, organization: ReportCompany,
     agingReport(db, orgId, 'receivable', endDate),
     agingReport(db, orgId, 'payable', endDate),
     reconciliationStatus(db, orgId, endDate),
+    monthlyTrend(db, orgId, { endDate }),
   ]);
   return {
     organization: { id: organization.id, name: organization.name },
@@ -114,6 +117,8 @@ export async function financialPacket(db: Executor, organization: ReportCompany,
     apAging: ap,
     bankReconciliation: { endDate, rows: bank },
     ratios: ratiosOf(bs, pnl),
+    /** The twelve months ending with the one that holds endDate, for the charts. */
+    monthlyTrend: trend,
     generatedAt: new Date().toISOString(),
   };
 }
@@ -122,7 +127,7 @@ export type FinancialPacket = Awaited<ReturnType<typeof financialPacket>>;
 
 /**
  * The packet laid out as statements: the profit and loss and the balance sheet with their comparison columns, the
- * cash flows, the trial balance and both agings.
+ * cash flows, the trial balance, both agings and the twelve months with their charts.
  */
 export function packetStatements(p: FinancialPacket, company: string): Statement[] {
   const pnl = [{ title: 'Current', report: p.profitAndLoss.current }];
@@ -139,5 +144,6 @@ export function packetStatements(p: FinancialPacket, company: string): Statement
     trialBalanceStatement(p.trialBalance, company),
     agingStatement(p.arAging, company),
     agingStatement(p.apAging, company),
+    trendStatement(p.monthlyTrend, company),
   ];
 }

@@ -1,5 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { CHART_SIZE, chartSvg } from './charts';
 import { kindsOf, type Row, type Statement } from './statements';
 
 /**
@@ -8,6 +9,7 @@ import { kindsOf, type Row, type Statement } from './statements';
  */
 const exceljs = () => import('exceljs').then((m) => m.default);
 const pdfkit = () => import('pdfkit').then((m) => m.default);
+const svgToPdf = () => import('svg-to-pdfkit').then((m) => m.default);
 
 /**
  * Statements drawn as CSV, XLSX (exceljs, streamed: rows are written out as they are added) and PDF (pdfkit,
@@ -261,6 +263,23 @@ export async function pdfStream(statements: Statement[]): Promise<Readable> {
     return { subtitleY, columnsY, top: columnsY + LINE_HEIGHT + 2 };
   };
 
+  /**
+   * Charts one under the other, scaled to the width between the margins. Their text is set in the standard fonts
+   * pdfkit carries (Helvetica), never a font of the machine, so the page is the same wherever it is drawn.
+   */
+  const drawCharts = async (charts: NonNullable<Statement['charts']>, top: number) => {
+    const SVGtoPDF = await svgToPdf();
+    const width = RIGHT - LEFT;
+    const height = (width * CHART_SIZE.height) / CHART_SIZE.width;
+    for (const [i, chart] of charts.entries()) {
+      SVGtoPDF(doc, await chartSvg(chart), LEFT, top + i * (height + 24), {
+        width,
+        height,
+        fontCallback: (_family, bold) => (bold ? 'Helvetica-Bold' : 'Helvetica'),
+      });
+    }
+  };
+
   const draw = async () => {
     // A page to measure headings on; it becomes the first page.
     doc.addPage();
@@ -269,7 +288,7 @@ export async function pdfStream(statements: Statement[]): Promise<Readable> {
     let pageCount = 0;
     statements.forEach((s, i) => {
       const place = placer((headings[i] as ReturnType<typeof headingOf>).top, bottom);
-      pageCount++;
+      pageCount += s.charts?.length ? 2 : 1;
       for (const kind of kindsOf(s)) if (place(kind).newPage) pageCount++;
     });
     let page = 0;
@@ -283,7 +302,7 @@ export async function pdfStream(statements: Statement[]): Promise<Readable> {
     for (const [i, s] of statements.entries()) {
       const cols = columnsOf(s);
       const heading = headings[i] as ReturnType<typeof headingOf>;
-      const header = () => {
+      const title = () => {
         startPage();
         doc
           .font('Helvetica-Bold')
@@ -293,6 +312,13 @@ export async function pdfStream(statements: Statement[]): Promise<Readable> {
           .font('Helvetica')
           .fontSize(10)
           .text(s.subtitle, LEFT, heading.subtitleY, { width: RIGHT - LEFT });
+      };
+      if (s.charts?.length) {
+        title();
+        await drawCharts(s.charts, heading.columnsY);
+      }
+      const header = () => {
+        title();
         doc.font('Helvetica-Bold').fontSize(9);
         for (const c of cols) {
           doc.text(c.title, c.x, heading.columnsY, {

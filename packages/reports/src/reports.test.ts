@@ -72,6 +72,7 @@ describe('renderFinancialPacket', () => {
       'Trial balance',
       'Accounts receivable aging',
       'Accounts payable aging',
+      'Twelve months',
     ]);
     expect(csv).toContain('Account,Current,Prior period,Prior year\r\n');
     const p = await financialPacket(db, company, quarter);

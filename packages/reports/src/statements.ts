@@ -5,8 +5,10 @@ import type {
   GeneralLedgerReader,
   ProfitAndLoss,
   ReportAccount,
+  TrendMonth,
   TrialBalance,
 } from '@firm/ledger';
+import { type Chart, cashChart, profitChart } from './charts';
 
 /**
  * A report laid out as a statement, whatever the output: columns, and rows that are headings, lines, subtotals (the
@@ -32,6 +34,8 @@ interface StatementHead {
   /** The period or date, as the heading says it. */
   subtitle: string;
   columns: Column[];
+  /** Charts of the statement's figures: the PDF draws them on a page before its rows; CSV and XLSX have the rows. */
+  charts?: Chart[];
 }
 
 /**
@@ -273,6 +277,26 @@ export function agingStatement(report: AgingReport, company: string): Statement 
       money('Total'),
     ],
     rows: r.rows,
+  };
+}
+
+/** Month by month, what the trend charts draw: income, expenses, net income and the cash at each month end. */
+export function trendStatement(months: TrendMonth[], company: string): Statement {
+  const r = new Rows(5);
+  r.heading('Months');
+  for (const m of months) r.line([m.month, m.incomeCents, m.expensesCents, m.netIncomeCents, m.cashAtEndCents]);
+  return {
+    title: `${company}: Twelve months`,
+    subtitle: `${months[0]?.startDate ?? ''} to ${months.at(-1)?.endDate ?? ''}`,
+    columns: [
+      { title: 'Month', kind: 'text' },
+      money('Income'),
+      money('Expenses'),
+      money('Net income'),
+      money('Cash at month end'),
+    ],
+    rows: r.rows,
+    charts: [profitChart(months), cashChart(months)],
   };
 }
 

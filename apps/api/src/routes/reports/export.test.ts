@@ -149,6 +149,11 @@ describe('report export', () => {
     expect(pages[0]).toContain('Prior period');
     expect(pages.join(' ')).toContain('Net cash from operating activities');
     expect(pages.at(-1)).toContain(`Page ${pages.length} of ${pages.length}`);
+    // The chart page, before the twelve months' table: titles, legends and axes drawn as text.
+    const charts = pages.find((p) => p.includes('Cash balance at month end')) ?? '';
+    for (const text of ['Twelve months', 'Income, expenses and net income by month', 'Net income', 'Month', 'Amount'])
+      expect(charts).toContain(text);
+    for (const text of ['Jul 25', 'Jan 26', 'Jun 26', '60,000']) expect(charts).toContain(text);
 
     const xlsx = await exported(`report=financial-packet&format=xlsx&${Q}`);
     const book = new ExcelJS.Workbook();
@@ -160,6 +165,7 @@ describe('report export', () => {
       'Trial balance',
       'Accounts receivable aging',
       'Accounts payable aging',
+      'Twelve months',
     ]);
     expect(book.worksheets[0]?.getRow(4).values).toEqual([
       undefined,
