@@ -53,8 +53,9 @@ export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'and totals, "Page n of N"). XLSX: one sheet per statement, amounts ' +
           'as numbers in a currency format, subtotals and totals as formulas. CSV: per statement its title, period, ' +
           'headings and rows, amounts with two decimals. The packet exports its profit and loss and balance sheet ' +
-          'with their comparison columns, the cash flows, the trial balance and both agings. Sent as an attachment, ' +
-          'streamed as it is drawn (a general ledger is read a page of lines at a time).\n\n' +
+          'with their comparison columns, the cash flows, the trial balance, both agings and the twelve months to ' +
+          'endDate (income, expenses, net income, cash), which the PDF also charts on a page of its own. Sent as an ' +
+          'attachment, streamed as it is drawn (a general ledger is read a page of lines at a time).\n\n' +
           'A general ledger of more than GENERAL_LEDGER_MAX_LINES lines (50,000 by default) is refused with 422 ' +
           'REPORT_TOO_LARGE, before anything is sent: details[0] gives lineCount and maxLines; narrow it with a ' +
           'shorter date range or accountId. Each credential may run EXPORTS_PER_CREDENTIAL exports (2 by default; ' +

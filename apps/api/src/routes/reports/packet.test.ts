@@ -54,6 +54,30 @@ describe('the financial packet', () => {
     expect(cf.cashAtEndCents).toBe(bank(data.balanceSheet.current));
     expect(cf.cashAtStartCents).toBe(bank(data.balanceSheet.priorPeriod));
 
+    // The twelve months to June: sales in January and May, rent in May, cost of sales in June; cash moved by the
+    // January sale, the loan and the equipment in April, and June's receipt and payment.
+    expect(data.monthlyTrend).toHaveLength(12);
+    expect(data.monthlyTrend[0]).toMatchObject({ month: '2025-07', cashAtEndCents: 5_800_000 });
+    expect(data.monthlyTrend.slice(-2)).toEqual([
+      {
+        month: '2026-05',
+        startDate: '2026-05-01',
+        endDate: '2026-05-31',
+        incomeCents: 900_000,
+        expensesCents: 250_000,
+        netIncomeCents: 650_000,
+        cashAtEndCents: 6_750_000,
+      },
+      {
+        month: '2026-06',
+        startDate: '2026-06-01',
+        endDate: '2026-06-30',
+        incomeCents: 0,
+        expensesCents: 300_000,
+        netIncomeCents: -300_000,
+        cashAtEndCents: cf.cashAtEndCents,
+      },
+    ]);
     expect(data.ratios).toMatchObject({
       grossMarginPct: 66.6667,
       netMarginPct: 38.8889,

@@ -158,6 +158,19 @@ export const CashFlow = Type.Object(
   },
 );
 
+const TrendMonth = Type.Object(
+  {
+    month: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}$', description: 'YYYY-MM' }),
+    startDate: IsoDate(),
+    endDate: IsoDate("The month's last day, or the packet's endDate in its last month."),
+    incomeCents: Cents('Income and other income.'),
+    expensesCents: Cents('Cost of sales, expenses and other expenses.'),
+    netIncomeCents: Cents('incomeCents - expensesCents: the profit and loss of the month.'),
+    cashAtEndCents: Cents("The bank accounts' balance at endDate."),
+  },
+  { title: 'TrendMonth' },
+);
+
 export const PacketQuery = Type.Object({
   startDate: Type.Optional(IsoDate('First day of the period. Default: the start of the fiscal year of endDate.')),
   endDate: Type.Optional(IsoDate('Last day of the period. Default: today, UTC.')),
@@ -196,6 +209,9 @@ export const FinancialPacket = Type.Object(
       netMarginPct: Ratio('Net income / (income + other income), in percent.'),
       debtToEquity: Ratio('Total liabilities / total equity; null when equity is zero.'),
       workingCapitalCents: Cents(),
+    }),
+    monthlyTrend: Type.Array(TrendMonth, {
+      description: 'The twelve months ending with the one that holds endDate, as the PDF charts them.',
     }),
     generatedAt: Type.String({ format: 'date-time' }),
   },
