@@ -34,7 +34,10 @@ interface StatementHead {
   /** The period or date, as the heading says it. */
   subtitle: string;
   columns: Column[];
-  /** Charts of the statement's figures: the PDF draws them on a page before its rows; CSV and XLSX have the rows. */
+  /**
+   * Charts of the statement's figures: the PDF draws them on one page before its rows (two fit it); CSV and XLSX have
+   * the rows.
+   */
   charts?: Chart[];
 }
 
