@@ -15,6 +15,8 @@ export {
   undoReconciliation,
 } from './reconciliations';
 export { reconciliationStatus } from './status-report';
+export { registersReconciledThrough, rowsAwaitingReview } from './close-scans';
+export type { RegisterReconciledThrough } from './close-scans';
 export {
   BANK_TRANSACTION_STATES,
   BANK_TRANSACTION_STATUS_LIST,

@@ -1,5 +1,7 @@
-export { agingReport, contactStatement } from './aging';
-export type { AgingReport, AgingSide } from './aging';
+export { agingReport, contactStatement, openDocuments } from './aging';
+export type { AgingReport, AgingSide, OpenDocument } from './aging';
+export { documentsEnteredAfterReconciliation, missingRecurringBills, possibleDuplicateDocuments } from './close-scans';
+export type { PossibleDuplicate } from './close-scans';
 export {
   contactNames,
   contactsAtOffset,

@@ -86,6 +86,8 @@ export {
 } from './scheduled-entries';
 export type { ScheduledEntry } from './scheduled-entries';
 export { accountNetsAsOf, booksClosedThrough, draftEntryCounts } from './scans';
+export { accountPeriodFigures, draftEntriesDated, scheduledEntriesBehind } from './close-scans';
+export type { AccountPeriodFigures, ScheduledEntryBehind } from './close-scans';
 export type { AccountNetAsOf } from './scans';
 export { POSTING_SOURCE_TYPE, postingRegisterRowsSql } from './register-rows';
 export {
