@@ -279,15 +279,18 @@ export async function createPayment(
     }
     throw err;
   }
-  await tx.insert(documentAllocations).values(
-    all.map((a) => ({
-      organizationId,
-      paymentId: payment.id,
-      targetId: a.documentId,
-      amountCents: a.amountCents,
-      createdAt: now,
-    })),
-  );
+  // A payment received before its invoices exist allocates nothing yet: all of it is unapplied.
+  if (all.length > 0) {
+    await tx.insert(documentAllocations).values(
+      all.map((a) => ({
+        organizationId,
+        paymentId: payment.id,
+        targetId: a.documentId,
+        amountCents: a.amountCents,
+        createdAt: now,
+      })),
+    );
+  }
   try {
     for (const a of all) await adjustOpen(tx, organizationId, a.documentId, -a.amountCents, now);
   } catch (err) {
