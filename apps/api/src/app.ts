@@ -33,6 +33,7 @@ import { bankFeedRoutes } from './routes/bank-feeds/index';
 import { bankingRoutes } from './routes/banking/index';
 import { aggregatorWebhookRoutes } from './routes/bank-feeds/webhook';
 import { bookRoutes } from './routes/books/index';
+import { closeRuleRoutes } from './routes/close-rules/index';
 import { contactRoutes } from './routes/contacts/index';
 import { documentRoutes } from './routes/documents/index';
 import { entryRoutes } from './routes/entries/index';
@@ -196,6 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(bankingRoutes);
       await v1.register(bankFeedRoutes);
       await v1.register(scheduledEntryRoutes);
+      await v1.register(closeRuleRoutes);
       await v1.register(packetRoutes);
       await v1.register(exportRoutes);
       await v1.register(qboRoutes);

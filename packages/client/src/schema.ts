@@ -1585,6 +1585,54 @@ export interface paths {
         patch: operations["patchBooks"];
         trace?: never;
     };
+    "/api/v1/close-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The month-end checklist's rules, with the firm's settings
+         * @description Every rule of the close checklist in the order its items are listed: its kind, severity, what it finds, whether the firm runs it and each threshold with the firm's value and the default.
+         *
+         *     Requires scope `reports:read`.
+         *
+         *     Requires scope `reports:read`.
+         */
+        get: operations["getCloseRules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/close-rules/{kind}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Turn a checklist rule off or on, or tune its thresholds, for the firm
+         * @description For firm owners and admins (a session, or an API key of the firm covering every organization); an OAuth access token (an agent) cannot: 403 FORBIDDEN. Turning a blocking rule off, an unknown threshold, or a value that is not a whole number at least the threshold's min is 400 VALIDATION_ERROR and changes nothing; an unknown kind is 404 NOT_FOUND. Applies to every checklist the firm computes from then on.
+         *
+         *     Requires scope `books:close`.
+         *
+         *     Needs a credential that covers every organization of the firm (not one limited to some).
+         */
+        patch: operations["patchCloseRulesByKind"];
+        trace?: never;
+    };
     "/api/v1/companies": {
         parameters: {
             query?: never;
@@ -5210,6 +5258,40 @@ export interface components {
              * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
              */
             startDate: string;
+        };
+        /** CloseRule */
+        CloseRule: {
+            /** @description What the rule finds, how, and why it has its severity. */
+            description: string;
+            /** @description Always true for a blocking rule. */
+            enabled: boolean;
+            kind: string;
+            /**
+             * @description blocking: a close cannot finish while such an item is open (not signed off); advisory: it can.
+             * @enum {unknown}
+             */
+            severity: "blocking" | "advisory";
+            thresholds: components["schemas"]["CloseRuleThreshold"][];
+            title: string;
+        };
+        /** CloseRulePatch */
+        CloseRulePatch: {
+            /** @description false turns an advisory rule off for the firm; a blocking rule cannot be. */
+            enabled?: boolean;
+            /** @description Thresholds to set, by name (whole numbers, at least the threshold's min); null sets one back to its default. Thresholds not named keep their value. */
+            thresholds?: {
+                [key: string]: number | null;
+            };
+        };
+        /** CloseRuleThreshold */
+        CloseRuleThreshold: {
+            default: number;
+            description: string;
+            /** @description The smallest value accepted. */
+            min: number;
+            name: string;
+            /** @description The firm's value, or the default when the firm set none. */
+            value: number;
         };
         /** CompanyBillPayment */
         CompanyBillPayment: {
@@ -10713,6 +10795,72 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCloseRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CloseRule"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    patchCloseRulesByKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The rule, e.g. `expense_spike`. */
+                kind: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CloseRulePatch"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CloseRule"];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             415: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
