@@ -109,7 +109,8 @@ describe('the demo history', () => {
         startDate: '2025-11-01',
         endDate: LAST_MONTH_END,
         invoices: 48,
-        bills: 24,
+        // The first company's last month has three more: its seeded close problems.
+        bills: org.id === seeded.organizations[0]?.id ? 27 : 24,
         reconciliations: 11,
         booksClosedThrough: '2025-12-31',
       });

@@ -43,6 +43,16 @@ export interface CompanyProfile {
   ownerContributionCents: number;
   loanCents: number;
   equipment: { description: string; cents: number };
+  /**
+   * Problems seeded into last month for its close checklist to find (packages/close), besides the ones every demo
+   * company's last month has (its bank register not reconciled through the month end, the rows waiting for review,
+   * the slow payer's invoices over 90 days past due): the same bill entered twice, and a one-off bill that makes an
+   * expense account jump far above its three-month average.
+   */
+  closeProblems?: {
+    duplicateBill: { vendor: 'software'; description: string; code: string; cents: number };
+    spikeBill: { vendor: 'utility'; description: string; code: string; cents: number };
+  };
 }
 
 export const DEMO_PROFILES: Record<string, CompanyProfile> = {
@@ -59,6 +69,10 @@ export const DEMO_PROFILES: Record<string, CompanyProfile> = {
     ownerContributionCents: 4_000_000,
     loanCents: 6_000_000,
     equipment: { description: 'Deck oven', cents: 3_600_000 },
+    closeProblems: {
+      duplicateBill: { vendor: 'software', description: 'Card reader lease', code: '6500', cents: 14_900 },
+      spikeBill: { vendor: 'utility', description: 'Emergency gas line repair', code: '6700', cents: 180_000 },
+    },
   },
   'Bluebird Design Studio': {
     seed: 0x5eed_0002,
@@ -299,7 +313,7 @@ export async function seedHistory(
     );
 
     // Sales: one invoice a customer a month, net 30; the slow payer's from two, three, four and six months back
-    // are never paid, so receivables age past 30, 60 and 90 days.
+    // are never paid, so receivables age past 30, 60 and 90 days: last month's close finds the overdue invoices.
     profile.customers.forEach((name, c) => {
       const date = dayIn(month, 3 + c * 6);
       const dueDate = addDays(date, 30);
@@ -386,6 +400,29 @@ export async function seedHistory(
     );
     purchase(vendors.utility, profile.utility.name, '6700', 'Utilities', profile.utility.cents, 12, 21, 0);
 
+    // Last month's seeded close problems (see `closeProblems`): the duplicate bill, entered on the 16th and again on
+    // the 18th, and the spike, a one-off repair billed with the utilities; all due next month, so still open.
+    const problems = profile.closeProblems;
+    if (problems && month === lastMonth) {
+      const unpaidBill = (day: number, vendor: string, line: { description: string; code: string; cents: number }) => {
+        const date = dayIn(month, day);
+        const number = `B-${++billNo}`;
+        at(date, 0, async () => {
+          await createDocument(tx, ctxAt(date), organizationId, 'bill', {
+            contactId: vendor,
+            date,
+            dueDate: addDays(date, 30),
+            number,
+            lines: [{ accountId: account(line.code), description: line.description, unitPriceCents: line.cents }],
+          });
+          summary.bills++;
+        });
+      };
+      unpaidBill(16, vendors[problems.duplicateBill.vendor], problems.duplicateBill);
+      unpaidBill(18, vendors[problems.duplicateBill.vendor], problems.duplicateBill);
+      unpaidBill(20, vendors[problems.spikeBill.vendor], problems.spikeBill);
+    }
+
     // Payroll: wages accrued at month end (2300), paid on the 5th of the next month.
     const wages = rand.around(profile.wagesCents, 0.04);
     at(end, 2, async () => {
@@ -443,7 +480,8 @@ export async function seedHistory(
       );
     }
 
-    // The month's statement reconciled, except last month's, whose rows wait for review.
+    // The month's statement reconciled, except last month's, whose rows wait for review: last month's close finds
+    // the register not reconciled through the month end, and its rows unreviewed.
     if (month < lastMonth) {
       at(end, 3, async () => {
         const ctx = ctxAt(end);
