@@ -11,6 +11,7 @@ import {
   postEntry,
   postTransaction,
   runDueScheduledEntries,
+  setBooksClosedThrough,
 } from '@firm/ledger';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -182,6 +183,27 @@ describe('the checklist rules', () => {
     expect(ids(item)).toEqual([rent.id]);
     expect(item?.message).toBe('Scheduled entry "Rent" has not run for 2026-03-05');
     await runDueScheduledEntries(db, { now: new Date('2026-04-01T00:00:00Z'), organizationId: f.orgId });
+    expect(await itemsOf('scheduled_entry_missed')).toEqual([]);
+  });
+
+  it('lists a scheduled entry whose occurrence in the period failed until it is posted', async () => {
+    const accrual = await createScheduledEntry(db, f.ctx, f.orgId, {
+      name: 'Accrued interest',
+      lines: [
+        { accountId: f.account('7000'), debitCents: 5_000 },
+        { accountId: f.account('2200'), creditCents: 5_000 },
+      ],
+      schedule: { frequency: 'monthly', dayOfMonth: 31, startDate: '2026-03-31', endDate: '2026-03-31' },
+    });
+    const closeBooks = (date: string | null) => db.transaction((tx) => setBooksClosedThrough(tx, f.ctx, f.orgId, date));
+    await closeBooks('2026-03-31');
+    await runDueScheduledEntries(db, { now: new Date('2026-04-01T00:00:00Z'), organizationId: f.orgId });
+    const [item, ...rest] = await itemsOf('scheduled_entry_missed');
+    expect(rest).toEqual([]);
+    expect(ids(item)).toEqual([accrual.id]);
+    expect(item?.message).toBe('Scheduled entry "Accrued interest" failed for 2026-03-31 (PERIOD_CLOSED)');
+    await closeBooks(null);
+    await runDueScheduledEntries(db, { now: new Date('2026-04-02T00:00:00Z'), organizationId: f.orgId });
     expect(await itemsOf('scheduled_entry_missed')).toEqual([]);
   });
 

@@ -167,7 +167,11 @@ export const CLOSE_RULES: CloseRule[] = [
       const rows = await rowsAwaitingReview(books.db, organizationId, periodStart, periodEnd);
       const names = new Map((await books.registers()).map((r) => [r.bankAccountId, r.name]));
       const byRegister = new Map<string, typeof rows>();
-      for (const row of rows) byRegister.set(row.bankAccountId, [...(byRegister.get(row.bankAccountId) ?? []), row]);
+      for (const row of rows) {
+        const waiting = byRegister.get(row.bankAccountId);
+        if (waiting) waiting.push(row);
+        else byRegister.set(row.bankAccountId, [row]);
+      }
       return [...byRegister].map(([bankAccountId, waiting]) => {
         const pending = waiting.filter((r) => r.pending).length;
         return {
