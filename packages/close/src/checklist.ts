@@ -73,8 +73,14 @@ const money = (cents: number) =>
   `${cents < 0 ? '-' : ''}${(Math.abs(cents) / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** The trailing months the spike rule averages over. */
-const TRAILING_MONTHS = 3;
+/** The calendar months a period touches: 1 for a month, 3 for a quarter. */
+function monthsSpanned(start: string, end: string): number {
+  const index = (date: string) => Number(date.slice(0, 4)) * 12 + Number(date.slice(5, 7));
+  return index(end) - index(start) + 1;
+}
+
+/** The trailing periods the spike rule averages over. */
+const TRAILING_PERIODS = 3;
 const SUSPENSE_NAME = /suspense|uncategori[sz]ed|ask my accountant/i;
 
 /**
@@ -98,13 +104,17 @@ export class BookReads {
     return found;
   }
 
+  /**
+   * Every account's balance at the period end, its period's net, and the net of the `TRAILING_PERIODS` periods of
+   * the period's length (in calendar months) before it.
+   */
   accounts() {
     const { organizationId, periodStart, periodEnd } = this.period;
     return this.once('accounts', () =>
       accountPeriodFigures(this.db, organizationId, {
         periodStart,
         periodEnd,
-        trailingStart: monthsBefore(periodStart, TRAILING_MONTHS),
+        trailingStart: monthsBefore(periodStart, TRAILING_PERIODS * monthsSpanned(periodStart, periodEnd)),
       }),
     );
   }
@@ -347,9 +357,10 @@ export const CLOSE_RULES: CloseRule[] = [
     severity: 'advisory',
     title: 'Expenses in line with the trailing three months',
     description:
-      'An expense account whose period total differs from its average over the three months before the period by ' +
-      'more than `percent` per cent of that average and by at least `amountCents`. Advisory: a misposting, an ' +
-      'accrual missing or doubled, or a real change to explain.',
+      'An expense account whose period total differs from its average over the three periods of the same length ' +
+      '(in calendar months; for a month, the three months) before it by more than `percent` per cent of that ' +
+      'average and by at least `amountCents`. Advisory: a misposting, an accrual missing or doubled, or a real ' +
+      'change to explain.',
     thresholds: {
       percent: { default: 50, min: 0, description: 'Share of the trailing average, in per cent' },
       amountCents: { default: 50_000, min: 0, description: 'Smallest difference, in cents' },
@@ -358,13 +369,14 @@ export const CLOSE_RULES: CloseRule[] = [
       return (await books.accounts())
         .filter((a) => a.type === 'expense')
         .flatMap((a) => {
-          const average = Math.round(a.trailingCents / TRAILING_MONTHS);
+          const average = Math.round(a.trailingCents / TRAILING_PERIODS);
+          const span = monthsSpanned(books.period.periodStart, books.period.periodEnd);
           const diff = a.periodCents - average;
           if (Math.abs(diff) < (t.amountCents as number)) return [];
           if (Math.abs(diff) * 100 <= (t.percent as number) * Math.abs(average)) return [];
           return [
             {
-              message: `${a.code} ${a.name}: ${money(a.periodCents)} in the period against a three-month average of ${money(average)}`,
+              message: `${a.code} ${a.name}: ${money(a.periodCents)} in the period against ${span === 1 ? 'a three-month average' : 'an average over the three periods before'} of ${money(average)}`,
               evidence: [{ type: 'Account', id: a.id }],
             },
           ];
