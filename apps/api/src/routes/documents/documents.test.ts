@@ -259,6 +259,18 @@ describe('bad input writes nothing', () => {
     });
   });
 
+  it('records a payment received before its invoice, allocated to nothing, as wholly unapplied', async () => {
+    const payment = await post('/api/v1/customer-payments', {
+      contactId: customer,
+      date: '2026-04-06',
+      depositAccountId: code['1000'],
+      amountCents: 1_500,
+      allocations: [],
+    });
+    expect(payment.statusCode, payment.body).toBe(201);
+    expect(payment.json().data).toMatchObject({ totalCents: 1_500, status: 'open', openBalanceCents: 1_500 });
+  });
+
   it('refuses customer payments that over-allocate, repeat an invoice, exceed the amount, or hit a void invoice', async () => {
     const invoice = (await post('/api/v1/invoices', invoiceBody(1_000))).json().data;
     const voidInvoice = (await post('/api/v1/invoices', invoiceBody(1_000))).json().data;
