@@ -2,7 +2,8 @@ import { closeRuleSettings } from '@firm/db';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
-import { addUser, signIn } from '../oauth/fixtures';
+import { DEMO_OWNER_EMAIL } from '@firm/demo';
+import { addUser, bearer, connect, registerClient, signIn } from '../oauth/fixtures';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -80,7 +81,7 @@ describe('the close checklist rules through the API', () => {
     expect(await settingsRows()).toEqual(before);
   });
 
-  it('lets owners and admins change the rules, not members', async () => {
+  it('lets owners and admins change the rules, not members or agents', async () => {
     await addUser(t.database.db, t.demo.firmId, 'admin', 'rules-admin@demo-firm.test');
     await addUser(t.database.db, t.demo.firmId, 'member', 'rules-member@demo-firm.test');
     const admin = await sessionOf('rules-admin@demo-firm.test');
@@ -89,6 +90,9 @@ describe('the close checklist rules through the API', () => {
     expect((await list(member)).statusCode).toBe(200);
     const refused = await patch('possible_duplicate', { thresholds: { days: 7 } }, member);
     expect(refused.statusCode).toBe(403);
+    const owner = await signIn(t.app, DEMO_OWNER_EMAIL);
+    const agent = bearer((await connect(t.app, owner, await registerClient(t.database.db))).access_token);
+    expect((await patch('possible_duplicate', { thresholds: { days: 7 } }, agent)).statusCode).toBe(403);
     const rule = (await list()).json().data.find((r: { kind: string }) => r.kind === 'possible_duplicate');
     expect(rule.thresholds[0].value).toBe(5);
   });
