@@ -20,6 +20,7 @@ import {
 import { type Database, isConnectionLost, pgErrorOf, purgeExpiredIdempotencyKeys } from '@firm/db';
 import { DEMO_FIRM_SLUG, DEMO_OWNER_EMAIL, seedDemo } from '@firm/demo';
 import { type AuditTrail, type ChainReport, verifyAuditChains } from '@firm/gateway';
+import { CLOSE_EVIDENCE_HASHERS } from '@firm/close';
 import {
   USER_ROLES,
   type FirmUser,
@@ -913,12 +914,16 @@ const COMMANDS: Command[] = [
       "events written before the chain was keyed) and its end against the firm's anchor (AUDIT_ANCHOR_DIR).\n" +
       'Exit code 1 when any chain is broken: a cut tail (events missing after the last one left, up to the\n' +
       'anchor), an altered or forged event, a gap in the sequence, an event not linking to the one before, an\n' +
-      "event or anchor signed with a key not in AUDIT_HMAC_KEYS. Each chain's head (number and hash) is printed:\n" +
+      "event or anchor signed with a key not in AUDIT_HMAC_KEYS, a finished close's stored evidence that no longer\n" +
+      'matches the SHA-256 its event records. Each chain\'s head (number and hash) is printed:\n' +
       'kept elsewhere, it lets a later check see a cut tail even without the anchors.',
     async run({ values, database, io, audit }) {
       const firmId = values.firm === undefined ? undefined : uuid(values.firm, '--firm');
       if (!audit) throw new CliError('the audit keys are not configured (AUDIT_HMAC_KEYS)');
-      const result = await verifyAuditChains(database.db, await audit(), firmId ? { firmId } : {});
+      const result = await verifyAuditChains(database.db, await audit(), {
+        ...(firmId ? { firmId } : {}),
+        evidence: CLOSE_EVIDENCE_HASHERS,
+      });
       const summary = `${result.events} agent audit event${result.events === 1 ? '' : 's'} of ${result.firms} firm${
         result.firms === 1 ? '' : 's'
       }`;

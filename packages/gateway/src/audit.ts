@@ -286,7 +286,9 @@ export type ChainProblemKind =
   /** The event at the anchor's number is not the one the anchor records. */
   | 'anchor_mismatch'
   /** An anchor file that is not what this service wrote. */
-  | 'anchor_invalid';
+  | 'anchor_invalid'
+  /** The stored evidence an event vouches for (by its SHA-256) is not what it was. */
+  | 'evidence_altered';
 
 export interface ChainBreak {
   firmId: string;
@@ -323,6 +325,19 @@ export interface VerifyResult {
 
 export const MAX_BREAKS_PER_FIRM = 100;
 
+/**
+ * The SHA-256 of the evidence an event vouches for, computed again from what is stored now (undefined: none is
+ * stored). Given by the package that owns that evidence, per entity type (a finished close's files: `Close`), so this
+ * package reads no other package's tables and does not depend on them.
+ */
+export type EvidenceHasher = (db: Executor, event: AgentAuditEvent) => Promise<string | undefined>;
+
+export interface VerifyOptions {
+  firmId?: string;
+  /** Per entity type, how to hash its evidence again; an event with evidence of another type is a warning. */
+  evidence?: Readonly<Record<string, EvidenceHasher>>;
+}
+
 const missing = (from: number, to: number) => (from === to ? `event ${from} missing` : `events ${from}..${to} missing`);
 
 /**
@@ -336,7 +351,7 @@ const missing = (from: number, to: number) => (from === to ? `event ${from} miss
 export async function verifyAuditChains(
   db: Executor,
   trail: AuditTrail,
-  options: { firmId?: string } = {},
+  options: VerifyOptions = {},
 ): Promise<VerifyResult> {
   // This process's own appends are anchored before their chains are judged.
   await trail.anchors.settled();
@@ -414,6 +429,7 @@ export async function verifyAuditChains(
             );
           }
         }
+        if (e.evidenceSha256 !== null) await checkEvidence(db, e, options.evidence, report, result.warnings);
         if (anchor && e.seq === anchor.seq) hashAtAnchor = e.hash;
         expectedSeq = e.seq + 1;
         prevHash = e.hash;
@@ -450,6 +466,33 @@ export async function verifyAuditChains(
     result.chains.push(chain);
   }
   return result;
+}
+
+/** Compares the evidence an event vouches for with what is stored now, hashed again. */
+async function checkEvidence(
+  db: Executor,
+  e: AgentAuditEvent,
+  hashers: VerifyOptions['evidence'],
+  report: (seq: number, id: string | null, kind: ChainProblemKind, problem: string) => void,
+  warnings: string[],
+): Promise<void> {
+  const what = `the evidence of ${e.entityType} ${e.entityId}`;
+  const hasher = e.entityType === null ? undefined : hashers?.[e.entityType];
+  if (!hasher) {
+    warnings.push(`firm ${e.firmId}: event ${e.seq} (${e.id}) vouches for ${what}, which this check cannot read`);
+    return;
+  }
+  const stored = await hasher(db, e);
+  if (stored === undefined) {
+    report(e.seq, e.id, 'evidence_altered', `event ${e.seq} (${e.id}): ${what} is gone`);
+  } else if (!sameDigest(stored, e.evidenceSha256 as string)) {
+    report(
+      e.seq,
+      e.id,
+      'evidence_altered',
+      `event ${e.seq} (${e.id}): ${what} does not match the SHA-256 the event records: it was altered`,
+    );
+  }
 }
 
 function reportAnchorProblem(

@@ -1,4 +1,5 @@
 export { appendAuditEvent, listAgentAuditEvents, openAuditTrail, verifyAuditChains } from './audit';
+export type { EvidenceHasher, VerifyOptions } from './audit';
 export type { AuditTrail, ChainReport } from './audit';
 export { agentClientOf, getClient, listClients, setAgentAccess, setFirmAgentAccess } from './clients';
 export type { Client } from './clients';

@@ -71,6 +71,22 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
     description: 'A transfer needs two different balance-sheet accounts.',
   },
   PERIOD_CLOSED: { status: 422, retryable: false, description: 'The date is on or before the books-closed date.' },
+  CLOSE_NOT_FOUND: { status: 404, retryable: false, description: 'No such close of this company.' },
+  CLOSE_ITEM_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: "No item of this key on the close's checklist as computed now (it may have been resolved).",
+  },
+  CLOSE_ALREADY_OPEN: {
+    status: 409,
+    retryable: false,
+    description: 'A close of this company and period is already open; details name it (closeId).',
+  },
+  CLOSE_BLOCKED: {
+    status: 409,
+    retryable: false,
+    description: 'Blocking checklist items are open (details list them): resolve them in the books or sign them off.',
+  },
   AMOUNT_OUT_OF_RANGE: {
     status: 422,
     retryable: false,
