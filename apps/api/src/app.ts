@@ -34,6 +34,7 @@ import { bankingRoutes } from './routes/banking/index';
 import { aggregatorWebhookRoutes } from './routes/bank-feeds/webhook';
 import { bookRoutes } from './routes/books/index';
 import { closeRuleRoutes } from './routes/close-rules/index';
+import { closeRoutes } from './routes/closes/index';
 import { contactRoutes } from './routes/contacts/index';
 import { documentRoutes } from './routes/documents/index';
 import { entryRoutes } from './routes/entries/index';
@@ -205,6 +206,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(apiKeyRoutes);
       await v1.register(importRoutes);
       await v1.register(agentProposalRoutes);
+      await v1.register(closeRoutes);
     },
     { prefix: '/api/v1' },
   );

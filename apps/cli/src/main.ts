@@ -915,7 +915,7 @@ const COMMANDS: Command[] = [
       'Exit code 1 when any chain is broken: a cut tail (events missing after the last one left, up to the\n' +
       'anchor), an altered or forged event, a gap in the sequence, an event not linking to the one before, an\n' +
       "event or anchor signed with a key not in AUDIT_HMAC_KEYS, a finished close's stored evidence that no longer\n" +
-      'matches the SHA-256 its event records. Each chain\'s head (number and hash) is printed:\n' +
+      "matches the SHA-256 its event records. Each chain's head (number and hash) is printed:\n" +
       'kept elsewhere, it lets a later check see a cut tail even without the anchors.',
     async run({ values, database, io, audit }) {
       const firmId = values.firm === undefined ? undefined : uuid(values.firm, '--firm');

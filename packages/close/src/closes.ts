@@ -1,13 +1,5 @@
 import { DomainError, decodeCursor, type ErrorDetail, newId, type Page, toPage } from '@firm/core';
-import {
-  type CloseStatus,
-  closeComments,
-  closeSignoffs,
-  closes,
-  type Executor,
-  pgErrorOf,
-  type Tx,
-} from '@firm/db';
+import { type CloseStatus, closeComments, closeSignoffs, closes, type Executor, pgErrorOf, type Tx } from '@firm/db';
 import {
   addDays,
   fiscalYearStart,
@@ -174,7 +166,11 @@ export async function listCloses(
     .select()
     .from(closes)
     .where(
-      and(eq(closes.organizationId, organizationId), filter.status ? eq(closes.status, filter.status) : undefined, after),
+      and(
+        eq(closes.organizationId, organizationId),
+        filter.status ? eq(closes.status, filter.status) : undefined,
+        after,
+      ),
     )
     .orderBy(desc(closes.periodEnd), desc(closes.id))
     .limit(filter.limit + 1);
@@ -209,7 +205,9 @@ export function openCounts(items: readonly CloseItem[]): OpenCounts {
 
 /** The checklist of a close computed from the books now, each item with its sign-off when one is kept under its key. */
 export async function closeItems(db: Executor, close: CloseRow): Promise<CloseItem[]> {
-  const [items, signoffs] = await Promise.all([computeChecklist(db, periodOf(close)), signoffsOf(db, close)]);
+  // One after the other: `db` may be a transaction, whose one connection takes one query at a time.
+  const items = await computeChecklist(db, periodOf(close));
+  const signoffs = await signoffsOf(db, close);
   return items.map((item) => ({ ...item, signoff: signoffs.get(item.key) ?? null }));
 }
 
