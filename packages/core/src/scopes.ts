@@ -35,6 +35,8 @@ export const SCOPES = {
   'acct:transactions:delete': "Agent gateway: delete (void) transactions in clients' books",
   'acct:reports:read': "Agent gateway: run clients' financial reports",
   'acct:audit:read': 'Agent gateway: read the audit trail of what agents did',
+  'acct:closes:read': "Agent gateway: read clients' month-end closes and their checklists",
+  'acct:closes:write': "Agent gateway: open clients' month-end closes and comment on them (never sign off or finish)",
   'users:read': "See the firm's users, their roles and the companies each member may see",
   'users:write': 'Invite users, change their roles and companies, and deactivate them',
   'keys:read': "List the firm's API keys (never their secrets) and when each was last used",

@@ -303,3 +303,88 @@ describe('resolving, reopening and the board', () => {
     expect((await call('GET', '/api/v1/closes?periodEnd=2026-13-01')).statusCode).toBe(400);
   });
 });
+
+describe('agents through the gateway and MCP', () => {
+  let mcpToken: string;
+  let rpcId = 0;
+  const mcp = (method: string, params: object) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: {
+        authorization: `Bearer ${mcpToken}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+      },
+      payload: { jsonrpc: '2.0', id: ++rpcId, method, params },
+    });
+  const tool = async (name: string, args: object) => {
+    const res = await mcp('tools/call', { name, arguments: args });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().result as { isError?: boolean; structuredContent?: { data: Record<string, unknown> } };
+  };
+
+  beforeAll(async () => {
+    const metadata = await t.app.inject({ method: 'GET', url: '/.well-known/oauth-protected-resource/mcp' });
+    const registered = await registerClient(t.database.db, { isPublic: true, name: 'Close Agent' });
+    mcpToken = (
+      await connect(t.app, ownerJar, registered, {
+        scope: 'acct:clients:read acct:closes:read acct:closes:write entries:write books:close',
+        resource: metadata.json().resource,
+      })
+    ).access_token;
+  });
+
+  it('opens a close, reads its checklist and comments, and has no tool to sign off or finish', async () => {
+    const opened = await tool('open_close', { clientId: t.orgId, body: { periodEnd: '2026-04-30' } });
+    expect(opened.isError, JSON.stringify(opened)).toBeFalsy();
+    const closeId = opened.structuredContent?.data.id as string;
+    const checklist = await tool('close_checklist', { clientId: t.orgId, closeId });
+    const items = checklist.structuredContent?.data.items as { kind: string; key: string }[];
+    expect(items.map((i) => i.kind)).toContain('bank_account_unreconciled');
+    const comment = await tool('close_comment', {
+      clientId: t.orgId,
+      closeId,
+      body: { body: 'No statement for April yet', itemKey: items[0]?.key },
+    });
+    expect(comment.isError).toBeFalsy();
+    expect((await read(closeId)).json().data.comments).toEqual([
+      expect.objectContaining({
+        body: 'No statement for April yet',
+        author: { kind: 'oauth_token', id: expect.any(String) },
+      }),
+    ]);
+    const board = await tool('close_status', { periodEnd: '2026-04-30' });
+    const rows = board.structuredContent?.data as unknown as { companyId: string; close: { id: string } | null }[];
+    expect(rows.find((r) => r.companyId === t.orgId)?.close?.id).toBe(closeId);
+
+    const names = ((await mcp('tools/list', {})).json().result.tools as { name: string }[]).map((x) => x.name);
+    expect(names).toEqual(expect.arrayContaining(['close_status', 'close_checklist', 'close_comment']));
+    expect(names.filter((n) => /sign|finish|reopen/.test(n))).toEqual([]);
+
+    // The same agent's calls on the partner API's people-only routes (an API-bound token, as above): 403.
+    expect((await signOff(closeId, items[0]?.key as string, { note: 'fine' }, agent)).json().error.code).toBe(
+      'FORBIDDEN',
+    );
+    expect((await finish(closeId, agent)).json().error.code).toBe('FORBIDDEN');
+  });
+
+  it("records the agent's close calls in the audit trail; a token without the scope is refused", async () => {
+    const ops = await t.database.db
+      .select({ operation: agentAuditEvents.operation })
+      .from(agentAuditEvents)
+      .where(like(agentAuditEvents.operation, 'closes.%'));
+    expect(ops.map((o) => o.operation)).toEqual(
+      expect.arrayContaining(['closes.open', 'closes.read', 'closes.comment']),
+    );
+    const registered = await registerClient(t.database.db, { isPublic: true, name: 'Reader' });
+    const reader = (await connect(t.app, ownerJar, registered, { scope: 'acct:clients:read' })).access_token;
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/agent/v1/acct/closes?periodEnd=2026-04-30`,
+      headers: { authorization: `Bearer ${reader}` },
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().error.code).toBe('INSUFFICIENT_SCOPE');
+  });
+});

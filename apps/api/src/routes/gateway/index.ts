@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { approvalRoutes } from './approvals';
 import { auditRoutes } from './audit';
 import { clientRoutes } from './clients';
+import { closeGatewayRoutes } from './closes';
 import { addGatewayHooks } from './hooks';
 import { limitRoutes } from './limits';
 import { passThroughRoutes } from './passthrough';
@@ -32,6 +33,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(passThroughRoutes);
   await app.register(reportRoutes);
   await app.register(skillRoutes);
+  await app.register(closeGatewayRoutes);
   await app.register(auditRoutes);
   await app.register(shortcutRoutes);
 };

@@ -29,11 +29,6 @@ export interface ToolSpec {
 
 const C = '/agent/v1/acct/clients/{clientId}';
 
-/** A partner API path's company is the agent's client. */
-const CLIENT_ARGUMENT = {
-  companyId: { name: 'clientId', schema: { type: 'string', format: 'uuid', description: 'The client (company) id.' } },
-};
-
 export const TOOL_SPECS: readonly ToolSpec[] = [
   { name: 'list_clients', title: 'List clients', method: 'GET', path: '/agent/v1/acct/clients', kind: 'read' },
   { name: 'get_client', title: 'Get a client', method: 'GET', path: C, kind: 'read' },
@@ -174,47 +169,38 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     name: 'close_status',
     title: "The firm's month-end close board",
     method: 'GET',
-    path: '/api/v1/closes',
+    path: '/agent/v1/acct/closes',
     kind: 'read',
-    entity: 'Close',
     note: 'Each client (company) with its close of the period, its status and its open blocking and advisory items.',
   },
   {
     name: 'open_close',
     title: 'Open a month-end close',
     method: 'POST',
-    path: '/api/v1/companies/{companyId}/closes',
+    path: `${C}/closes`,
     kind: 'write',
-    entity: 'Close',
-    argumentsFor: CLIENT_ARGUMENT,
   },
   {
     name: 'list_closes',
     title: "A client's closes",
     method: 'GET',
-    path: '/api/v1/companies/{companyId}/closes',
+    path: `${C}/closes`,
     kind: 'read',
-    entity: 'Close',
-    argumentsFor: CLIENT_ARGUMENT,
   },
   {
     name: 'close_checklist',
     title: "A close's checklist",
     method: 'GET',
-    path: '/api/v1/companies/{companyId}/closes/{closeId}',
+    path: `${C}/closes/{closeId}`,
     kind: 'read',
-    entity: 'Close',
-    argumentsFor: CLIENT_ARGUMENT,
     note: 'Agents read and comment; only people sign items off and finish a close.',
   },
   {
     name: 'close_comment',
     title: 'Comment on a close or one of its items',
     method: 'POST',
-    path: '/api/v1/companies/{companyId}/closes/{closeId}/comments',
+    path: `${C}/closes/{closeId}/comments`,
     kind: 'write',
-    entity: 'Close',
-    argumentsFor: CLIENT_ARGUMENT,
   },
   ...(['reclassify', 'match', 'split', 'exclude', 'include', 'reconcile'] as const).map((action): ToolSpec => ({
     name: `bank_${action}`,
