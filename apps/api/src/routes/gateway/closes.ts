@@ -2,9 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { addComment, closeBoard, listCloses, openClose, readClose } from '@firm/close';
 import { DomainError } from '@firm/core';
 import { listClients } from '@firm/gateway';
-import type { FastifyRequest } from 'fastify';
+import type { Tx } from '@firm/db';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { errorResponses } from '../../errors/responses';
+import { IDEMPOTENCY_HEADER, OptionalIdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
 import {
   BoardEntry,
@@ -37,6 +39,13 @@ function embeddedOnly(request: FastifyRequest): string {
   }
   request.agentAudit.entityType = 'Close';
   return request.client.id;
+}
+
+/** A write answering 201, once per Idempotency-Key when one is sent. */
+async function once(request: FastifyRequest, reply: FastifyReply, work: (tx: Tx) => Promise<object>) {
+  const run = async (tx: Tx) => ({ status: 201, body: await work(tx) });
+  if (request.headers[IDEMPOTENCY_HEADER] !== undefined) return runIdempotent(request, reply, run);
+  return reply.code(201).send((await request.server.database.db.transaction(run)).body);
 }
 
 /** Month-end closes for agents: the board, a client's closes, opening one, reading its checklist, commenting. */
@@ -107,6 +116,7 @@ export const closeGatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'As POST /api/v1/companies/{companyId}/closes: a month by default, one open close per period (409 ' +
           `CLOSE_ALREADY_OPEN naming it). ${AGENTS}`,
         params: ClientParams,
+        headers: OptionalIdempotencyHeaders,
         body: OpenBody,
         response: { 201: DataOf(Close), ...errorResponses(400, 409, 415, 422) },
       },
@@ -146,6 +156,7 @@ export const closeGatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Comment on a close or one of its items',
         description: `For the people who sign off: what the agent found, checked or could not resolve. ${AGENTS}`,
         params: CloseParams,
+        headers: OptionalIdempotencyHeaders,
         body: CommentBody,
         response: { 201: DataOf(Comment), ...errorResponses(400, 404, 415, 422) },
       },
@@ -153,10 +164,11 @@ export const closeGatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const organizationId = embeddedOnly(request);
       request.agentAudit.entityId = request.params.closeId;
-      const comment = await db().transaction((tx) =>
-        addComment(tx, ledgerContext(request), organizationId, request.params.closeId, request.body),
-      );
-      return reply.code(201).send({ data: presentComment(comment) });
+      return once(request, reply, async (tx) => ({
+        data: presentComment(
+          await addComment(tx, ledgerContext(request), organizationId, request.params.closeId, request.body),
+        ),
+      }));
     },
   );
 };

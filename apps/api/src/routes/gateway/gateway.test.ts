@@ -446,7 +446,7 @@ describe('agent gateway: OpenAPI', () => {
     const gateway = Object.entries(doc.paths as Record<string, Record<string, Record<string, unknown>>>).filter(
       ([path]) => path.startsWith('/agent/v1/'),
     );
-    expect(gateway.length).toBe(21);
+    expect(gateway.length).toBe(25);
     for (const [path, ops] of gateway) {
       for (const [method, op] of Object.entries(ops)) {
         expect(Object.keys(op.responses as object), `${method} ${path}`).toEqual(
