@@ -591,7 +591,7 @@ export interface paths {
         };
         /**
          * Health scan across the agent's clients
-         * @description Read-only. For every client open to the caller: stale bank accounts, suspense or uncategorized balances, negative balances, receivables over 90 days, draft entries left open, and books not closed; each finding with its severity, client, evidence and the call that starts the fix. A client on QuickBooks Online is read through QBO's API (suspense and negative balances, receivables over 90 days); one that cannot be read (its authorization refused, QBO down) is a CLIENT_UNREACHABLE finding, not an error of the scan.
+         * @description Read-only. For every client open to the caller: stale bank accounts, suspense or uncategorized balances, negative balances, receivables over 90 days, draft entries left open, books not closed, and last month's close not finished (CLOSE_NOT_FINISHED: none opened, or open with its open items); each finding with its severity, client, evidence and the call that starts the fix. A client on QuickBooks Online is read through QBO's API (suspense and negative balances, receivables over 90 days); one that cannot be read (its authorization refused, QBO down) is a CLIENT_UNREACHABLE finding, not an error of the scan.
          *
          *     Requires scope `acct:reports:read`.
          *

@@ -10,6 +10,7 @@ import {
   recordEvent,
 } from '@firm/ledger';
 import { and, asc, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
+import type { ClosesOf } from '@firm/gateway';
 import { type ChecklistItem, type ClosePeriod, computeChecklist } from './checklist';
 
 export type CloseRow = typeof closes.$inferSelect;
@@ -338,4 +339,22 @@ export async function closeBoard(
     board.push({ organizationId, close, open: close && openCounts(await closeItems(db, close)) });
   }
   return board;
+}
+
+/** The health scan's view of the closes of some companies for a period (`ClosesOf` of the gateway). */
+export function closesOfClients(db: Executor, firmId: string): ClosesOf {
+  return async (clientIds, periodEnd) => {
+    const board = await closeBoard(db, firmId, clientIds, periodEnd);
+    return new Map(
+      board.map((row) => [
+        row.organizationId,
+        {
+          closeId: row.close?.id ?? null,
+          status: row.close?.status ?? null,
+          openBlocking: row.open?.blocking ?? 0,
+          openAdvisory: row.open?.advisory ?? 0,
+        },
+      ]),
+    );
+  };
 }

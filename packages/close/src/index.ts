@@ -11,6 +11,7 @@ export {
   closeBoard,
   closeItems,
   closeOf,
+  closesOfClients,
   listCloses,
   openClose,
   openCounts,

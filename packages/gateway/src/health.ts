@@ -17,6 +17,7 @@ export interface Finding {
     | 'AR_OVER_90_DAYS'
     | 'DRAFT_ENTRIES_OPEN'
     | 'BOOKS_NOT_CLOSED'
+    | 'CLOSE_NOT_FINISHED'
     | 'CLIENT_UNREACHABLE';
   severity: Severity;
   title: string;
@@ -24,6 +25,20 @@ export interface Finding {
   /** The gateway call that starts the fix, relative to /agent/v1. */
   fix: { method: 'GET' | 'POST'; path: string; body?: Record<string, unknown>; description: string };
 }
+
+/** A client's close of a period, as the close package reports it: none, or its status and open item counts. */
+export interface CloseStatusOfClient {
+  closeId: string | null;
+  status: 'open' | 'finished' | 'reopened' | null;
+  openBlocking: number;
+  openAdvisory: number;
+}
+
+/**
+ * The closes of these clients for the period ending `periodEnd`, by client id. Given by the caller (the close package
+ * owns the closes), so the scan reads no table of another package.
+ */
+export type ClosesOf = (clientIds: readonly string[], periodEnd: string) => Promise<Map<string, CloseStatusOfClient>>;
 
 export interface HealthScan {
   scannedAt: string;
@@ -119,6 +134,7 @@ export async function healthScan(
   clients: readonly Client[],
   asOf: string,
   platformOf?: (client: Client) => PlatformAdapter,
+  closesOf?: ClosesOf,
 ): Promise<HealthScan> {
   const findings: Finding[] = [];
   const ids = clients.filter((c) => c.platform === 'embedded').map((c) => c.id);
@@ -236,6 +252,8 @@ export async function healthScan(
     });
   }
 
+  if (closesOf) findings.push(...(await closeFindings(ids, name, asOf, closesOf)));
+
   for (const id of ids) {
     const aging = await agingReport(db, id, 'receivable', asOf);
     if (aging.totals.over90Cents <= 0) continue;
@@ -261,6 +279,43 @@ export async function healthScan(
   }
 
   return { scannedAt: new Date().toISOString(), asOf, clients: scanned, findings: sortFindings(findings) };
+}
+
+/** Each client whose close of last month (before asOf's month) is not finished: not opened, open, or reopened. */
+async function closeFindings(
+  ids: readonly string[],
+  name: (id: string) => string,
+  asOf: string,
+  closesOf: ClosesOf,
+): Promise<Finding[]> {
+  const periodEnd = addDays(`${asOf.slice(0, 7)}-01`, -1);
+  const closes = await closesOf(ids, periodEnd);
+  const findings: Finding[] = [];
+  for (const id of ids) {
+    const close = closes.get(id);
+    if (close?.status === 'finished') continue;
+    const path = `${base(id)}/closes`;
+    findings.push({
+      clientId: id,
+      clientName: name(id),
+      code: 'CLOSE_NOT_FINISHED',
+      severity: close?.openBlocking ? 'medium' : 'low',
+      title: !close?.closeId
+        ? `No close of the period ending ${periodEnd} is open`
+        : `The close of the period ending ${periodEnd} is ${close.status}: ${close.openBlocking} blocking and ` +
+          `${close.openAdvisory} advisory items open`,
+      evidence: { periodEnd, ...(close ?? { closeId: null, status: null }) },
+      fix: close?.closeId
+        ? {
+            method: 'GET',
+            path: `${path}/${close.closeId}`,
+            description:
+              'Read the checklist, resolve what the books can fix and comment; a person signs off and finishes.',
+          }
+        : { method: 'POST', path, body: { periodEnd }, description: 'Open the close and read its checklist.' },
+    });
+  }
+  return findings;
 }
 
 const RANK: Record<Severity, number> = { high: 0, medium: 1, low: 2, info: 3 };

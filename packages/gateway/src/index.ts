@@ -10,6 +10,7 @@ export { resolvePassThrough } from './passthrough';
 export { RECIPES_VERSION, skillOf, SKILLS } from './skills';
 export type { Skill } from './skills';
 export { healthScan } from './health';
+export type { ClosesOf, CloseStatusOfClient } from './health';
 export { AgentLimitsCache, getAgentLimits, setAgentLimits } from './limits';
 export { covered, coveredTransaction, createGateway, notCovered, platformFactory, requireScope } from './service';
 export type { Gateway, GatewayActor, GatewayAudit, GatewayWrite } from './service';

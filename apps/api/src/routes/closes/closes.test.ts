@@ -302,6 +302,20 @@ describe('resolving, reopening and the board', () => {
     expect(rows.filter((r) => r.companyId !== t.orgId).every((r) => r.close === null)).toBe(true);
     expect((await call('GET', '/api/v1/closes?periodEnd=2026-13-01')).statusCode).toBe(400);
   });
+
+  it("reports last month's unfinished close in the gateway's health scan", async () => {
+    const scan = await call('GET', '/agent/v1/skills/client-health-scan?asOf=2026-02-15');
+    expect(scan.statusCode, scan.body).toBe(200);
+    const ours = scan
+      .json()
+      .data.findings.filter((f: { code: string; clientId: string }) => f.code === 'CLOSE_NOT_FINISHED');
+    expect(ours.find((f: { clientId: string }) => f.clientId === t.orgId)).toMatchObject({
+      evidence: { periodEnd: '2026-01-31', closeId: january, status: 'open' },
+      fix: { method: 'GET', path: `/acct/clients/${t.orgId}/closes/${january}` },
+    });
+    const others = ours.filter((f: { clientId: string }) => f.clientId !== t.orgId);
+    expect(others.every((f: { fix: { method: string } }) => f.fix.method === 'POST')).toBe(true);
+  });
 });
 
 describe('agents through the gateway and MCP', () => {

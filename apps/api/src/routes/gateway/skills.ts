@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DomainError } from '@firm/core';
+import { closesOfClients } from '@firm/close';
 import { healthScan, listClients, RECIPES_VERSION, SKILLS, skillOf } from '@firm/gateway';
 import { todayUtc } from '@firm/ledger';
 import { Type } from 'typebox';
@@ -42,7 +43,8 @@ export const skillRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "Health scan across the agent's clients",
         description:
           'Read-only. For every client open to the caller: stale bank accounts, suspense or uncategorized balances, ' +
-          'negative balances, receivables over 90 days, draft entries left open, and books not closed; each finding ' +
+          "negative balances, receivables over 90 days, draft entries left open, books not closed, and last month's " +
+          'close not finished (CLOSE_NOT_FINISHED: none opened, or open with its open items); each finding ' +
           'with its severity, client, evidence and the call that starts the fix. A client on QuickBooks Online is ' +
           "read through QBO's API (suspense and negative balances, receivables over 90 days); one that cannot be " +
           'read (its authorization refused, QBO down) is a CLIENT_UNREACHABLE finding, not an error of the scan.',
@@ -56,6 +58,7 @@ export const skillRoutes: FastifyPluginAsyncTypebox = async (app) => {
         await listClients(db(), request.credential),
         request.query.asOf ?? todayUtc(),
         (client) => app.gateway.platform(actorOf(request), client),
+        closesOfClients(db(), request.credential.firmId),
       ),
     }),
   );
