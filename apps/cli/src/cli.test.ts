@@ -5,7 +5,21 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { accounts, acctClients, agentAuditEvents, apiKeys, auditEvents, firms, organizations, users } from '@firm/db';
+import { createHash } from 'node:crypto';
+import { EVIDENCE_FILES, manifestSha256 } from '@firm/close';
+import { newId } from '@firm/core';
+import {
+  accounts,
+  acctClients,
+  agentAuditEvents,
+  apiKeys,
+  auditEvents,
+  closeEvidence,
+  closes,
+  firms,
+  organizations,
+  users,
+} from '@firm/db';
 import { type AuditTrail, appendAuditEvent, openAuditTrail } from '@firm/gateway';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { acceptInvitation, authenticateApiKey, verifyLogin } from '@firm/identity';
@@ -778,6 +792,63 @@ describe('audit verify', () => {
       breaks: [{ firmId, seq: 6, kind: 'tail_cut' }],
       chains: [{ firmId, events: 5, head: { seq: 5 }, anchor: { seq: 10 }, keyedFrom: 1 }],
     });
+  });
+
+  it("hashes a finished close's stored evidence again and names the close when it was altered", async () => {
+    const [firm] = await database.db.insert(firms).values({ slug: 'closing', name: 'closing' }).returning();
+    const firmId = firm?.id as string;
+    const [org] = await database.db.insert(organizations).values({ firmId, name: 'closing client' }).returning();
+    const organizationId = org?.id as string;
+    const closeId = newId();
+    await database.db.insert(closes).values({
+      id: closeId,
+      firmId,
+      organizationId,
+      periodStart: '2026-01-01',
+      periodEnd: '2026-01-31',
+      status: 'finished',
+      openedByKind: 'session',
+      openedById: 'u',
+    });
+    const files = EVIDENCE_FILES.map(({ name, contentType }) => {
+      const content = Buffer.from(`${name} content`);
+      return {
+        closeId,
+        organizationId,
+        name,
+        contentType,
+        content,
+        sha256: createHash('sha256').update(content).digest('hex'),
+      };
+    });
+    await database.db.insert(closeEvidence).values(files);
+    await appendAuditEvent(database.db, trail, {
+      firmId,
+      organizationId,
+      actorKind: 'session',
+      actorId: 'u',
+      actorName: null,
+      operation: 'closes.finish',
+      entityType: 'Close',
+      entityId: closeId,
+      outcome: 'succeeded',
+      statusCode: 200,
+      errorCode: null,
+      requestId: null,
+      dryRun: false,
+      syncTokenBefore: null,
+      syncTokenAfter: null,
+      evidenceSha256: manifestSha256(files),
+    });
+    expect((await cli('audit', 'verify', '--firm', firmId)).code).toBe(0);
+
+    await database.db
+      .update(closeEvidence)
+      .set({ content: Buffer.from('forged') })
+      .where(and(eq(closeEvidence.closeId, closeId), eq(closeEvidence.name, 'financial-packet.pdf')));
+    const altered = await cli('audit', 'verify', '--firm', firmId);
+    expect(altered.code).toBe(1);
+    expect(altered.err).toContain(`the evidence of Close ${closeId} does not match the SHA-256 the event records`);
   });
 
   it('says it cannot check without the audit keys', async () => {
