@@ -164,8 +164,12 @@ describe('the close of January: checklist, sign-off, finish, evidence', () => {
     );
     expect(close.open.blocking).toBe(0);
 
-    const comment = await call('POST', `${base()}/${closeId}/comments`, member, { body: 'checked', itemKey });
+    const keyed = { ...member, 'idempotency-key': randomUUID() };
+    const comment = await call('POST', `${base()}/${closeId}/comments`, keyed, { body: 'checked', itemKey });
     expect(comment.statusCode, comment.body).toBe(201);
+    const replayed = await call('POST', `${base()}/${closeId}/comments`, keyed, { body: 'checked', itemKey });
+    expect(replayed.json().data.id).toBe(comment.json().data.id);
+    expect((await read(closeId)).json().data.comments).toHaveLength(1);
   });
 
   it('finishes by an owner or admin only; the books are then closed through the period end', async () => {

@@ -16,7 +16,7 @@ import {
 import { DomainError } from '@firm/core';
 import { listOrganizations, type Organization } from '@firm/identity';
 import type { Tx } from '@firm/db';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { errorResponses } from '../../errors/responses';
 import { IDEMPOTENCY_HEADER, OptionalIdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
@@ -64,6 +64,13 @@ async function requirePerson(request: FastifyRequest, what: string): Promise<voi
   if (request.credential.kind === 'api_key') await firmManager(request, what);
 }
 
+/** A write answering 201 with what `work` returns, once per Idempotency-Key when the request sends one. */
+export async function createdOnce(request: FastifyRequest, reply: FastifyReply, work: (tx: Tx) => Promise<object>) {
+  const run = async (tx: Tx) => ({ status: 201, body: await work(tx) });
+  if (request.headers[IDEMPOTENCY_HEADER] !== undefined) return runIdempotent(request, reply, run);
+  return reply.code(201).send((await request.server.database.db.transaction(run)).body);
+}
+
 const Binary = { schema: Type.String({ format: 'binary', description: 'The file' }) };
 
 /** Month-end closes of a company, and the firm's close board. */
@@ -89,15 +96,10 @@ export const closeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: DataOf(CloseSchema), ...errorResponses(400, 409, 415, 422) },
       },
     },
-    async (request, reply) => {
-      const work = async (tx: Tx) => {
-        const close = await openClose(tx, ledgerContext(request), orgId(request), request.body);
-        return { status: 201, body: { data: presentClose(close) } };
-      };
-      if (request.headers[IDEMPOTENCY_HEADER] !== undefined) return runIdempotent(request, reply, work);
-      const outcome = await db().transaction(work);
-      return reply.code(201).send(outcome.body as never);
-    },
+    async (request, reply) =>
+      createdOnce(request, reply, async (tx) => ({
+        data: presentClose(await openClose(tx, ledgerContext(request), orgId(request), request.body)),
+      })),
   );
 
   app.get(
@@ -170,18 +172,21 @@ export const closeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'Comment on a close or one of its items',
-        description: 'People and agents comment, on any close of the company, open or not.',
+        description:
+          'People and agents comment, on any close of the company, open or not. An Idempotency-Key is honoured ' +
+          'when sent.',
         params: CloseParams,
+        headers: OptionalIdempotencyHeaders,
         body: CommentBody,
         response: { 201: DataOf(Comment), ...errorResponses(400, 404, 415) },
       },
     },
-    async (request, reply) => {
-      const comment = await db().transaction((tx) =>
-        addComment(tx, ledgerContext(request), orgId(request), request.params.closeId, request.body),
-      );
-      return reply.code(201).send({ data: presentComment(comment) });
-    },
+    async (request, reply) =>
+      createdOnce(request, reply, async (tx) => ({
+        data: presentComment(
+          await addComment(tx, ledgerContext(request), orgId(request), request.params.closeId, request.body),
+        ),
+      })),
   );
 
   app.post(

@@ -2,11 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { addComment, closeBoard, listCloses, openClose, readClose } from '@firm/close';
 import { DomainError } from '@firm/core';
 import { listClients } from '@firm/gateway';
-import type { Tx } from '@firm/db';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { errorResponses } from '../../errors/responses';
-import { IDEMPOTENCY_HEADER, OptionalIdempotencyHeaders, runIdempotent } from '../../plugins/idempotency';
+import { OptionalIdempotencyHeaders } from '../../plugins/idempotency';
 import { DataOf, DEFAULT_LIMIT, PageOf } from '../../schemas';
 import {
   BoardEntry,
@@ -22,6 +21,7 @@ import {
   presentComment,
   presentDetail,
 } from '../closes/schemas';
+import { createdOnce } from '../closes/index';
 import { ledgerContext } from '../context';
 import { tags } from './hooks';
 import { ClientParams } from './schemas';
@@ -39,13 +39,6 @@ function embeddedOnly(request: FastifyRequest): string {
   }
   request.agentAudit.entityType = 'Close';
   return request.client.id;
-}
-
-/** A write answering 201, once per Idempotency-Key when one is sent. */
-async function once(request: FastifyRequest, reply: FastifyReply, work: (tx: Tx) => Promise<object>) {
-  const run = async (tx: Tx) => ({ status: 201, body: await work(tx) });
-  if (request.headers[IDEMPOTENCY_HEADER] !== undefined) return runIdempotent(request, reply, run);
-  return reply.code(201).send((await request.server.database.db.transaction(run)).body);
 }
 
 /** Month-end closes for agents: the board, a client's closes, opening one, reading its checklist, commenting. */
@@ -164,7 +157,7 @@ export const closeGatewayRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const organizationId = embeddedOnly(request);
       request.agentAudit.entityId = request.params.closeId;
-      return once(request, reply, async (tx) => ({
+      return createdOnce(request, reply, async (tx) => ({
         data: presentComment(
           await addComment(tx, ledgerContext(request), organizationId, request.params.closeId, request.body),
         ),
