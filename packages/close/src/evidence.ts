@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { closeEvidence, type Executor } from '@firm/db';
 import type { EvidenceHasher } from '@firm/gateway';
-import { and, asc, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 
 /** A file a finished close keeps, as listed (without its content). */
 export interface EvidenceFile {
@@ -36,16 +36,14 @@ export async function listEvidence(db: Executor, organizationId: string, closeId
     .select({
       name: closeEvidence.name,
       contentType: closeEvidence.contentType,
-      content: closeEvidence.content,
+      // The size alone: a listing does not read the files.
+      size: sql<number>`octet_length(${closeEvidence.content})::int`,
       sha256: closeEvidence.sha256,
     })
     .from(closeEvidence)
-    .where(and(eq(closeEvidence.organizationId, organizationId), eq(closeEvidence.closeId, closeId)))
-    .orderBy(asc(closeEvidence.createdAt), asc(closeEvidence.name));
+    .where(and(eq(closeEvidence.organizationId, organizationId), eq(closeEvidence.closeId, closeId)));
   const order = EVIDENCE_FILES.map((f) => f.name as string);
-  return rows
-    .map((r) => ({ name: r.name, contentType: r.contentType, size: r.content.length, sha256: r.sha256 }))
-    .sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+  return rows.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
 }
 
 /** One evidence file with its content, or undefined. */

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { CLOSE_EVIDENCE_HASHERS } from '@firm/close';
 import { agentAuditEvents, closeEvidence, outboxEvents } from '@firm/db';
 import { verifyAuditChains } from '@firm/gateway';
@@ -216,6 +216,11 @@ describe('the close of January: checklist, sign-off, finish, evidence', () => {
     expect(pdf.headers['content-disposition']).toBe('attachment; filename="financial-packet.pdf"');
     expect(pdf.headers['x-content-type-options']).toBe('nosniff');
     expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+    expect(listed.json().data[0]).toMatchObject({
+      contentType: 'application/pdf',
+      size: pdf.rawPayload.length,
+      sha256: createHash('sha256').update(pdf.rawPayload).digest('hex'),
+    });
     const checklist = await call('GET', `${base()}/${closeId}/evidence/checklist.json`);
     expect(checklist.json().items[0].signoff.note).toBe('The account was opened in February');
     expect((await call('GET', `${base()}/${closeId}/evidence/nothing.txt`)).statusCode).toBe(404);
