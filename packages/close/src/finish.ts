@@ -150,8 +150,10 @@ export async function reopenClose(
 }
 
 /**
- * Records a finish or a reopening in the firm's hash-chained agent audit trail, after its transaction committed. A
- * finish carries the evidence's SHA-256, which `audit verify` checks against the stored files (`verifyCloseEvidence`).
+ * Records a finish or a reopening in the firm's hash-chained agent audit trail, after its transaction committed: the
+ * chain is appended on its own connection (the embedded database has one, held by the transaction until it ends), and
+ * an event must not vouch for evidence a rolled-back transaction never stored. A finish's event carries the evidence's
+ * SHA-256, which `audit verify` checks against the stored files (`CLOSE_EVIDENCE_HASHERS`).
  */
 export function auditClose(
   db: Db,
