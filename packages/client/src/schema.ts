@@ -134,6 +134,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/v1/acct/clients/{clientId}/closes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A client's closes
+         * @description Requires scope `acct:closes:read`.
+         *
+         *     Requires scope `acct:closes:read`.
+         */
+        get: operations["getAgentAcctClientsByClientIdCloses"];
+        put?: never;
+        /**
+         * Open a close of a period
+         * @description As POST /api/v1/companies/{companyId}/closes: a month by default, one open close per period (409 CLOSE_ALREADY_OPEN naming it). Agents open closes, read their checklists and comment; signing off items, finishing and reopening are for people of the firm, on the partner API (/api/v1/companies/{companyId}/closes/...), never through the gateway.
+         *
+         *     Requires scope `acct:closes:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postAgentAcctClientsByClientIdCloses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}/closes/{closeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A close with its checklist
+         * @description The checklist is computed from the books on every read, each item with its sign-off. Agents open closes, read their checklists and comment; signing off items, finishing and reopening are for people of the firm, on the partner API (/api/v1/companies/{companyId}/closes/...), never through the gateway.
+         *
+         *     Requires scope `acct:closes:read`.
+         *
+         *     Requires scope `acct:closes:read`.
+         */
+        get: operations["getAgentAcctClientsByClientIdClosesByCloseId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/v1/acct/clients/{clientId}/closes/{closeId}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Comment on a close or one of its items
+         * @description For the people who sign off: what the agent found, checked or could not resolve. Agents open closes, read their checklists and comment; signing off items, finishing and reopening are for people of the firm, on the partner API (/api/v1/companies/{companyId}/closes/...), never through the gateway.
+         *
+         *     Requires scope `acct:closes:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postAgentAcctClientsByClientIdClosesByCloseIdComments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/v1/acct/clients/{clientId}/entities/{entity}": {
         parameters: {
             query?: never;
@@ -346,6 +424,30 @@ export interface paths {
          *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchAgentAcctClientsByClientIdTransactionsByTransactionId"];
+        trace?: never;
+    };
+    "/agent/v1/acct/closes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The close board for a period
+         * @description Every client open to this agent with its close of the period ending at periodEnd (or null), its status and its open blocking and advisory items. Agents open closes, read their checklists and comment; signing off items, finishing and reopening are for people of the firm, on the partner API (/api/v1/companies/{companyId}/closes/...), never through the gateway.
+         *
+         *     Requires scope `acct:closes:read`.
+         *
+         *     Requires scope `acct:closes:read`.
+         */
+        get: operations["getAgentAcctCloses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/agent/v1/acct/coverage": {
@@ -1633,6 +1735,30 @@ export interface paths {
         patch: operations["patchCloseRulesByKind"];
         trace?: never;
     };
+    "/api/v1/closes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The firm's close board for a period
+         * @description Every active company this credential may see (a member: their companies), each with its close of the period ending at periodEnd (the latest opened; null when none), its status, who finished it and when, and its open blocking and advisory items.
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getCloses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/companies": {
         parameters: {
             query?: never;
@@ -1873,6 +1999,204 @@ export interface paths {
          *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         patch: operations["patchCompaniesByCompanyIdBooks"];
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/closes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A company's closes
+         * @description Newest period first; without their checklists (read one close for that).
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getCompaniesByCompanyIdCloses"];
+        put?: never;
+        /**
+         * Open a close of a period
+         * @description Default: the month ending at periodEnd, which must then be the last day of a month; with periodStart any range within one fiscal year. One open close per company and period: another is 409 CLOSE_ALREADY_OPEN with the open close in details (closeId). A bad period is 400 VALIDATION_ERROR. An Idempotency-Key is honoured when sent. Records close.opened.
+         *
+         *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postCompaniesByCompanyIdCloses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/closes/{closeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A close with its checklist
+         * @description The checklist is computed from the books on every read: an item goes away when the books change so it no longer holds. Each item shows its sign-off (who, when, note) when one is kept under its key; `open` counts the items not signed off.
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getCompaniesByCompanyIdClosesByCloseId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/closes/{closeId}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Comment on a close or one of its items
+         * @description People and agents comment, on any close of the company, open or not. An Idempotency-Key is honoured when sent.
+         *
+         *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postCompaniesByCompanyIdClosesByCloseIdComments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/closes/{closeId}/evidence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A finished close's evidence files
+         * @description Empty until the close is finished; kept when it is reopened.
+         *
+         *     Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getCompaniesByCompanyIdClosesByCloseIdEvidence"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/closes/{closeId}/evidence/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download one evidence file
+         * @description Requires scope `entries:read`.
+         *
+         *     Requires scope `entries:read`.
+         */
+        get: operations["getCompaniesByCompanyIdClosesByCloseIdEvidenceByName"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/closes/{closeId}/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a close: close the books through its period end and keep its evidence
+         * @description Owners and admins, when no blocking item is open (else 409 CLOSE_BLOCKED listing them in details). In one transaction: the books are closed through the period end (the rule of PATCH .../books: posting on or before it is then 422 PERIOD_CLOSED), the evidence is rendered and stored (the financial packet PDF, the checklist with its sign-offs, the reconciliation status; each with its SHA-256) and the close keeps the SHA-256 of the evidence's manifest, which an event in the hash-chained agent audit trail records, so `audit verify` proves the evidence unchanged. Records close.finished. Agents (OAuth tokens: the gateway and MCP) open, read and comment on closes, never sign off, finish or reopen. Signing off takes a person: a session of a firm user (a member on their companies), or an API key an owner or admin made (or the operator); finishing an owner or admin; reopening an owner.
+         *
+         *     Requires scope `books:close`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postCompaniesByCompanyIdClosesByCloseIdFinish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/closes/{closeId}/items/{itemKey}/sign-off": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign off a checklist item as fine as it is
+         * @description With a note, kept and shown with who and when. Agents (OAuth tokens: the gateway and MCP) open, read and comment on closes, never sign off, finish or reopen. Signing off takes a person: a session of a firm user (a member on their companies), or an API key an owner or admin made (or the operator); finishing an owner or admin; reopening an owner. An item not on the checklist as computed now is 404 CLOSE_ITEM_NOT_FOUND; a close not open is 409 INVALID_STATE. Records close.item_signed_off.
+         *
+         *     Requires scope `entries:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postCompaniesByCompanyIdClosesByCloseIdItemsByItemKeySignOff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/closes/{closeId}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reopen a finished close
+         * @description Owners only, with a reason. The books-closed date moves back to the day before the period; refused with 409 INVALID_STATE while the books are closed beyond the period end (a later period is closed: reopen it first). The close turns `reopened`, keeps its evidence, and a new close of the period can be opened. Records close.reopened and an agent audit event.
+         *
+         *     Requires scope `books:close`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postCompaniesByCompanyIdClosesByCloseIdReopen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/companies/{companyId}/contacts": {
@@ -4948,7 +5272,7 @@ export interface components {
             /** @description The first characters of the key (dk_live_ and four more), to tell keys apart. */
             prefix: string;
             revokedAt: string | null;
-            scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+            scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "acct:closes:read" | "acct:closes:write" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
         };
         /** ApiKeyMaker */
         ApiKeyMaker: {
@@ -4975,7 +5299,7 @@ export interface components {
             /** @description The first characters of the key (dk_live_ and four more), to tell keys apart. */
             prefix: string;
             revokedAt: string | null;
-            scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+            scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "acct:closes:read" | "acct:closes:write" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
         };
         /** ApprovalPolicy */
         ApprovalPolicy: {
@@ -5259,6 +5583,127 @@ export interface components {
              */
             startDate: string;
         };
+        /** Close */
+        Close: {
+            /** Format: uuid */
+            companyId: string;
+            evidenceSha256: string | null;
+            finishedAt: string | null;
+            finishedBy: components["schemas"]["CloseActor"] | null;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            openedAt: string;
+            openedBy: components["schemas"]["CloseActor"];
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            periodEnd: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            periodStart: string;
+            reopenedAt: string | null;
+            reopenedBy: string | null;
+            reopenReason: string | null;
+            status: "open" | "finished" | "reopened";
+        };
+        /** CloseActor */
+        CloseActor: {
+            id: string;
+            /** @description session, api_key or oauth_token */
+            kind: string;
+        };
+        /** CloseBoardEntry */
+        CloseBoardEntry: {
+            close: components["schemas"]["Close"] | null;
+            /** Format: uuid */
+            companyId: string;
+            companyName: string;
+            open: components["schemas"]["CloseOpenCounts"] | null;
+        };
+        /** CloseChecklistItem */
+        CloseChecklistItem: {
+            evidence: {
+                id: string;
+                type: string;
+            }[];
+            /** @description Stable while the same problem holds: its rule and its evidence's ids. */
+            key: string;
+            /** @description The rule that found it (GET /api/v1/close-rules). */
+            kind: string;
+            message: string;
+            severity: "blocking" | "advisory";
+            signoff: components["schemas"]["CloseSignoff"] | null;
+        };
+        /** CloseComment */
+        CloseComment: {
+            author: components["schemas"]["CloseActor"];
+            body: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            itemKey: string | null;
+        };
+        /** CloseCommentInput */
+        CloseCommentInput: {
+            /** @description The comment. */
+            body: string;
+            /** @description The item commented on; none: the close. */
+            itemKey?: string;
+        };
+        /** CloseDetail */
+        CloseDetail: {
+            comments: components["schemas"]["CloseComment"][];
+            /** Format: uuid */
+            companyId: string;
+            evidenceSha256: string | null;
+            finishedAt: string | null;
+            finishedBy: components["schemas"]["CloseActor"] | null;
+            /** Format: uuid */
+            id: string;
+            /** @description The checklist, computed from the books on this read. */
+            items: components["schemas"]["CloseChecklistItem"][];
+            open: components["schemas"]["CloseOpenCounts"];
+            /** Format: date-time */
+            openedAt: string;
+            openedBy: components["schemas"]["CloseActor"];
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            periodEnd: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
+             */
+            periodStart: string;
+            reopenedAt: string | null;
+            reopenedBy: string | null;
+            reopenReason: string | null;
+            status: "open" | "finished" | "reopened";
+        };
+        /** CloseEvidenceFile */
+        CloseEvidenceFile: {
+            contentType: string;
+            name: string;
+            sha256: string;
+            size: number;
+        };
+        /** CloseOpenCounts */
+        CloseOpenCounts: {
+            advisory: number;
+            /** @description Blocking items not signed off: while any is open, the close cannot finish. */
+            blocking: number;
+        };
+        /** CloseReopen */
+        CloseReopen: {
+            /** @description Why the period is opened again: kept on the close and in the audit trail. */
+            reason: string;
+        };
         /** CloseRule */
         CloseRule: {
             /** @description What the rule finds, how, and why it has its severity. */
@@ -5292,6 +5737,18 @@ export interface components {
             name: string;
             /** @description The firm's value, or the default when the firm set none. */
             value: number;
+        };
+        /** CloseSignoff */
+        CloseSignoff: {
+            /** Format: date-time */
+            at: string;
+            by: components["schemas"]["CloseActor"];
+            note: string;
+        };
+        /** CloseSignOff */
+        CloseSignOff: {
+            /** @description Why the item is fine as it is: kept and shown with who signed off and when. */
+            note: string;
         };
         /** CompanyBillPayment */
         CompanyBillPayment: {
@@ -5648,7 +6105,7 @@ export interface components {
              * @description Stable machine-readable code; see the x-error-codes table of this document.
              * @enum {unknown}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "AMOUNT_OUT_OF_RANGE" | "OPENING_BALANCES_INVALID" | "OPENING_BALANCES_EXIST" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "IMPORT_INVALID" | "IMPORT_NOT_FOUND" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "CLOSE_NOT_FOUND" | "CLOSE_ITEM_NOT_FOUND" | "CLOSE_ALREADY_OPEN" | "CLOSE_BLOCKED" | "AMOUNT_OUT_OF_RANGE" | "OPENING_BALANCES_INVALID" | "OPENING_BALANCES_EXIST" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "IMPORT_INVALID" | "IMPORT_NOT_FOUND" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             details?: ({
                 field?: string;
                 message: string;
@@ -5880,6 +6337,19 @@ export interface components {
         };
         GetBooksResponse: {
             data: components["schemas"]["BookSettings"];
+        };
+        GetClosesResponse: {
+            data: components["schemas"]["CloseBoardEntry"][];
+            /** @description Pass as cursor for the next page; null at the end. */
+            nextCursor: string | null;
+        };
+        GetCompaniesByCompanyIdClosesByCloseIdResponse: {
+            data: components["schemas"]["CloseDetail"];
+        };
+        GetCompaniesByCompanyIdClosesResponse: {
+            data: components["schemas"]["Close"][];
+            /** @description Pass as cursor for the next page; null at the end. */
+            nextCursor: string | null;
         };
         GetContactsByIdStatementResponse: {
             data: components["schemas"]["ContactStatement"];
@@ -6497,6 +6967,19 @@ export interface components {
             error: string;
             error_description?: string;
         };
+        /** OpenClose */
+        OpenClose: {
+            /**
+             * Format: date
+             * @description The last day of the period: the last day of a month unless periodStart is given.
+             */
+            periodEnd: string;
+            /**
+             * Format: date
+             * @description The first day, within the fiscal year of periodEnd. Default: the first of periodEnd’s month.
+             */
+            periodStart?: string;
+        };
         /**
          * OpeningBalanceLine
          * @description account: a code, else a name. type (or a subtype) and name: for an account to create; without type, the code range decides (1 asset, 2 liability, 3 equity, 4 income, 5 cost of sales, 6-9 expense).
@@ -6640,6 +7123,12 @@ export interface components {
             amountCents: number;
             /** Format: uuid */
             vendorCreditId: string;
+        };
+        PostCompaniesByCompanyIdClosesByCloseIdCommentsResponse: {
+            data: components["schemas"]["CloseComment"];
+        };
+        PostCompaniesByCompanyIdClosesResponse: {
+            data: components["schemas"]["Close"];
         };
         PostCompaniesByCompanyIdImportsResponse: {
             data: components["schemas"]["ImportWithErrors"];
@@ -7438,6 +7927,33 @@ export interface components {
             };
         };
         /** @description Default Response */
+        GetClosesResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetClosesResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetCompaniesByCompanyIdClosesByCloseIdResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetCompaniesByCompanyIdClosesByCloseIdResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetCompaniesByCompanyIdClosesResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetCompaniesByCompanyIdClosesResponse"];
+            };
+        };
+        /** @description Default Response */
         GetContactsByIdStatementResponse: {
             headers: {
                 [name: string]: unknown;
@@ -7624,6 +8140,24 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["PostAgentAcctClientsByClientIdTransactionsResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostCompaniesByCompanyIdClosesByCloseIdCommentsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostCompaniesByCompanyIdClosesByCloseIdCommentsResponse"];
+            };
+        };
+        /** @description Default Response */
+        PostCompaniesByCompanyIdClosesResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostCompaniesByCompanyIdClosesResponse"];
             };
         };
         /** @description Default Response */
@@ -7873,6 +8407,9 @@ export interface components {
         /** @description A client id (its `id`). */
         PathClientId: string;
         PathClientId2: string;
+        /** @description Close id. */
+        PathCloseId: string;
+        PathCloseId2: string;
         /** @description Company (organization) id. */
         PathCompanyId: string;
         /** @description Delivery id. */
@@ -7942,6 +8479,8 @@ export interface components {
         QueryMaxResults: number;
         /** @description Only rows of at least this signed amount. */
         QueryMinAmountCents: number;
+        /** @description The period end of the closes shown. */
+        QueryPeriodEnd: string;
         /** @description Text in the description or counterparty. */
         QueryQ: string;
         QueryReconciled: boolean;
@@ -7965,6 +8504,7 @@ export interface components {
         QueryStatus3: "open" | "partially_paid" | "paid" | "partially_applied" | "applied" | "converted" | "void";
         QueryStatus4: "unreviewed" | "categorized" | "matched" | "excluded";
         QueryStatus5: "open" | "finished" | "undone";
+        QueryStatus6: "open" | "finished" | "reopened";
         /** @description asset, liability, equity, income or expense. */
         QueryType: "asset" | "liability" | "equity" | "income" | "expense";
         QueryUntil: string;
@@ -8147,6 +8687,124 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctClientsByClientIdCloses: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: components["parameters"]["QueryCursor"];
+                /** @description Page size, 1-1000. */
+                limit?: components["parameters"]["QueryLimit"];
+                status?: components["parameters"]["QueryStatus6"];
+            };
+            header?: never;
+            path: {
+                /** @description A client id (its `id`). */
+                clientId: components["parameters"]["PathClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetCompaniesByCompanyIdClosesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postAgentAcctClientsByClientIdCloses: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description A client id (its `id`). */
+                clientId: components["parameters"]["PathClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenClose"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostCompaniesByCompanyIdClosesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctClientsByClientIdClosesByCloseId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A client id (its `id`). */
+                clientId: components["parameters"]["PathClientId"];
+                closeId: components["parameters"]["PathCloseId2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetCompaniesByCompanyIdClosesByCloseIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postAgentAcctClientsByClientIdClosesByCloseIdComments: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description A client id (its `id`). */
+                clientId: components["parameters"]["PathClientId"];
+                closeId: components["parameters"]["PathCloseId2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CloseCommentInput"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostCompaniesByCompanyIdClosesByCloseIdCommentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             422: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
@@ -8642,6 +9300,28 @@ export interface operations {
             409: components["responses"]["Error"];
             415: components["responses"]["Error"];
             422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgentAcctCloses: {
+        parameters: {
+            query: {
+                /** @description The period end of the closes shown. */
+                periodEnd: components["parameters"]["QueryPeriodEnd"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetClosesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -9834,7 +10514,7 @@ export interface operations {
                     /** @description Limit the key to these companies; left out: every company the caller may see. */
                     organizationIds?: string[];
                     /** @description Left out: every scope the caller holds. Each must be one the caller holds. */
-                    scopes?: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+                    scopes?: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "acct:closes:read" | "acct:closes:write" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
                 };
             };
         };
@@ -10867,6 +11547,28 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
+    getCloses: {
+        parameters: {
+            query: {
+                /** @description The period end of the closes shown. */
+                periodEnd: components["parameters"]["QueryPeriodEnd"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetClosesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
     getCompanies: {
         parameters: {
             query?: {
@@ -11241,6 +11943,289 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["GetBooksResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdCloses: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: components["parameters"]["QueryCursor"];
+                /** @description Page size, 1-1000. */
+                limit?: components["parameters"]["QueryLimit"];
+                status?: components["parameters"]["QueryStatus6"];
+            };
+            header?: never;
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetCompaniesByCompanyIdClosesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdCloses: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenClose"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostCompaniesByCompanyIdClosesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdClosesByCloseId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Close id. */
+                closeId: components["parameters"]["PathCloseId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetCompaniesByCompanyIdClosesByCloseIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdClosesByCloseIdComments: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description Close id. */
+                closeId: components["parameters"]["PathCloseId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CloseCommentInput"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostCompaniesByCompanyIdClosesByCloseIdCommentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdClosesByCloseIdEvidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Close id. */
+                closeId: components["parameters"]["PathCloseId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CloseEvidenceFile"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdClosesByCloseIdEvidenceByName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Close id. */
+                closeId: components["parameters"]["PathCloseId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+                /** @description An evidence file name, as listed. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, as stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdClosesByCloseIdFinish: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Close id. */
+                closeId: components["parameters"]["PathCloseId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostCompaniesByCompanyIdClosesResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdClosesByCloseIdItemsByItemKeySignOff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Close id. */
+                closeId: components["parameters"]["PathCloseId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+                /** @description A checklist item's key. */
+                itemKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CloseSignOff"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CloseChecklistItem"];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdClosesByCloseIdReopen: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Close id. */
+                closeId: components["parameters"]["PathCloseId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CloseReopen"];
+            };
+        };
+        responses: {
+            200: components["responses"]["PostCompaniesByCompanyIdClosesResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
