@@ -1,5 +1,6 @@
 export { isConnectionLost, openDatabase, openSnapshot, pgErrorOf, preparedStatement, rowsOf } from './connection';
 export type { Database, Db, Executor, StatementValues, Tx } from './connection';
+export { readAll } from './read-all';
 export {
   API_KEYS,
   deleteExpiredRecord,

@@ -1,5 +1,5 @@
 import { type AccountSubtype, type AccountType, DomainError } from '@firm/core';
-import { type Executor, rowsOf } from '@firm/db';
+import { type Executor, readAll, rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import { inNormalDirection } from './account-ledger';
 import { rollupRows } from './balances';
@@ -165,10 +165,10 @@ export async function balanceSheet(
 ): Promise<BalanceSheet> {
   const asOf = checkDate(query.asOf, 'asOf');
   const yearStart = fiscalYearStart(asOf, await fiscalYearStartMonth(db, organizationId));
-  const [nets, prior, current] = await Promise.all([
-    accountNets(db, organizationId, null, asOf, ['asset', 'liability', 'equity']),
-    accountNets(db, organizationId, null, addDays(yearStart, -1), ['income', 'expense']),
-    accountNets(db, organizationId, yearStart, asOf, ['income', 'expense']),
+  const [nets, prior, current] = await readAll(db, [
+    () => accountNets(db, organizationId, null, asOf, ['asset', 'liability', 'equity']),
+    () => accountNets(db, organizationId, null, addDays(yearStart, -1), ['income', 'expense']),
+    () => accountNets(db, organizationId, yearStart, asOf, ['income', 'expense']),
   ]);
   // Income is credit (negative) and expense debit (positive), so earnings are the sum seen from the credit side.
   const retainedEarningsCents = inNormalDirection(
@@ -303,10 +303,10 @@ export async function cashFlowStatement(
   range: { startDate: string; endDate: string },
 ): Promise<CashFlowStatement> {
   checkDateRange(range.startDate, range.endDate);
-  const [changes, pnl, before] = await Promise.all([
-    accountNets(db, organizationId, range.startDate, range.endDate, ['asset', 'liability', 'equity']),
-    profitAndLoss(db, organizationId, range),
-    accountNets(db, organizationId, null, addDays(range.startDate, -1), ['asset']),
+  const [changes, pnl, before] = await readAll(db, [
+    () => accountNets(db, organizationId, range.startDate, range.endDate, ['asset', 'liability', 'equity']),
+    () => profitAndLoss(db, organizationId, range),
+    () => accountNets(db, organizationId, null, addDays(range.startDate, -1), ['asset']),
   ]);
   const lines = (subtypes: readonly AccountSubtype[]): CashFlowSection => {
     const picked = changes

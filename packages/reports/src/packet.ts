@@ -1,6 +1,6 @@
 import { reconciliationStatus } from '@firm/banking';
 import type { AccountSubtype } from '@firm/core';
-import type { Executor } from '@firm/db';
+import { type Executor, readAll } from '@firm/db';
 import { agingReport } from '@firm/documents';
 import {
   addDays,
@@ -91,19 +91,19 @@ export async function financialPacket(db: Executor, organization: ReportCompany,
       : { startDate: addDays(priorEnd, -daysBetween(startDate, endDate)), endDate: priorEnd };
   const priorYear =
     query.comparePriorYear === false ? null : { startDate: yearEarlier(startDate), endDate: yearEarlier(endDate) };
-  const [pnl, pnlPrior, pnlYear, bs, bsPrior, bsYear, cashFlow, tb, ar, ap, bank, trend] = await Promise.all([
-    profitAndLoss(db, orgId, { startDate, endDate }),
-    priorPeriod ? profitAndLoss(db, orgId, priorPeriod) : null,
-    priorYear ? profitAndLoss(db, orgId, priorYear) : null,
-    balanceSheet(db, orgId, { asOf: endDate }),
-    priorPeriod ? balanceSheet(db, orgId, { asOf: priorPeriod.endDate }) : null,
-    priorYear ? balanceSheet(db, orgId, { asOf: priorYear.endDate }) : null,
-    cashFlowStatement(db, orgId, { startDate, endDate }),
-    trialBalance(db, orgId, { endDate }),
-    agingReport(db, orgId, 'receivable', endDate),
-    agingReport(db, orgId, 'payable', endDate),
-    reconciliationStatus(db, orgId, endDate),
-    monthlyTrend(db, orgId, { endDate }),
+  const [pnl, pnlPrior, pnlYear, bs, bsPrior, bsYear, cashFlow, tb, ar, ap, bank, trend] = await readAll(db, [
+    () => profitAndLoss(db, orgId, { startDate, endDate }),
+    () => (priorPeriod ? profitAndLoss(db, orgId, priorPeriod) : null),
+    () => (priorYear ? profitAndLoss(db, orgId, priorYear) : null),
+    () => balanceSheet(db, orgId, { asOf: endDate }),
+    () => (priorPeriod ? balanceSheet(db, orgId, { asOf: priorPeriod.endDate }) : null),
+    () => (priorYear ? balanceSheet(db, orgId, { asOf: priorYear.endDate }) : null),
+    () => cashFlowStatement(db, orgId, { startDate, endDate }),
+    () => trialBalance(db, orgId, { endDate }),
+    () => agingReport(db, orgId, 'receivable', endDate),
+    () => agingReport(db, orgId, 'payable', endDate),
+    () => reconciliationStatus(db, orgId, endDate),
+    () => monthlyTrend(db, orgId, { endDate }),
   ]);
   return {
     organization: { id: organization.id, name: organization.name },

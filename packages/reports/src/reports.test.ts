@@ -81,6 +81,21 @@ describe('renderFinancialPacket', () => {
     expect(csv).toContain('Net income,6500.00,0.00,8000.00\r\n');
   });
 
+  it('reads the packet inside a transaction one query at a time, as its one connection needs', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      const inTx = await db.transaction((tx) => financialPacket(tx, company, quarter));
+      const outside = await financialPacket(db, company, quarter);
+      expect({ ...inTx, generatedAt: null }).toEqual({ ...outside, generatedAt: null });
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((m) => m.includes('already executing a query'))).toEqual([]);
+  });
+
   it('leaves the comparison columns out when asked', async () => {
     const csv = (
       await bytesOf(
