@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '@firm/db';
-import { adminQuery, withDatabase } from '@firm/db/testing';
+import { adminQuery, serverUrl, withDatabase } from '@firm/db/testing';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -21,7 +21,8 @@ export default async function setup(project: TestProject) {
   const anchors = await mkdtemp(join(tmpdir(), 'audit-anchors-'));
   process.env.TEST_AUDIT_ANCHOR_DIR = anchors;
   const removeAnchors = () => rm(anchors, { recursive: true, force: true });
-  const baseUrl = process.env.DATABASE_URL;
+  // On the server itself: test databases are cloned from the template, which no pooler may hold a session on.
+  const baseUrl = serverUrl();
   project.provide('templateDatabase', null);
   if (!baseUrl) return removeAnchors;
   const name = `test_template_${randomBytes(4).toString('hex')}`;

@@ -33,9 +33,20 @@ function findMigrations(from: string): string {
   }
 }
 
+/**
+ * How the Postgres server is reached. `session`: each pooled connection is one server session (directly, or a
+ * pooler in session mode). `transaction`: through a transaction pooler (PgBouncer in transaction mode), where
+ * consecutive transactions of one connection may run on different server sessions, so nothing may outlive a
+ * transaction: statements run unnamed and locks are transaction-level.
+ */
+export const POOL_MODES = ['session', 'transaction'] as const;
+export type PoolMode = (typeof POOL_MODES)[number];
+
 export interface Database {
   db: Db;
   kind: 'postgres' | 'embedded';
+  /** How the server is reached (always `session` on the embedded database). */
+  poolMode: PoolMode;
   /** Applies pending migrations (idempotent). */
   migrate(): Promise<void>;
   /** True when a trivial query answers. */
@@ -68,6 +79,10 @@ export interface DatabaseOptions {
    * answers (a network that drops packets) is then reported unreachable instead of holding requests forever.
    */
   connectTimeoutMs?: number | undefined;
+  /** How `url` reaches the server (default `session`). */
+  poolMode?: PoolMode | undefined;
+  /** A direct connection to the same database that migrations run on (the pooler's server, not the pooler). */
+  migrationUrl?: string | undefined;
 }
 
 // pg returns int8 as strings by default; our money columns are bigint cents well inside 2^53.
@@ -77,13 +92,56 @@ pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
 
 export function openDatabase(options: DatabaseOptions): Database {
   return options.url
-    ? openPostgres(options.url, options.poolMax ?? 20, options.connectTimeoutMs ?? 10_000)
+    ? openPostgres(options.url, {
+        max: options.poolMax ?? 20,
+        connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+        poolMode: options.poolMode ?? 'session',
+        migrationUrl: options.migrationUrl,
+      })
     : openEmbedded(options.dataDir ?? './.data');
 }
 
-function openPostgres(url: string, max: number, connectTimeoutMs: number): Database {
+/** Advisory lock key under which migrations run, so that processes starting at once migrate in turn. */
+const MIGRATION_LOCK = 7264310001;
+
+/**
+ * A pg client that runs every statement unnamed. Behind a transaction pooler a statement prepared under a name on one
+ * server session is missing on the next (`prepared statement ... does not exist`) or already there for another
+ * client (`... already exists`). Unnamed, its values are still bound as parameters; only its parse is not kept.
+ * Covers every named statement, ours (`preparedStatement`) and Drizzle's (`.prepare(name)`).
+ */
+class UnnamedStatementClient extends pg.Client {
+  constructor(config?: pg.ClientConfig) {
+    super(config);
+    const query = this.query.bind(this) as (...args: unknown[]) => unknown;
+    this.query = ((...args: unknown[]) => query(...withoutName(args))) as pg.Client['query'];
+  }
+}
+
+function withoutName(args: unknown[]): unknown[] {
+  const [config, ...rest] = args;
+  // A submittable (a cursor, a stream) is passed through as it is.
+  if (!config || typeof config !== 'object' || 'submit' in config || !('name' in config)) return args;
+  const { name: _name, ...unnamed } = config as { name?: string };
+  return [unnamed, ...rest];
+}
+
+interface PostgresOptions {
+  max: number;
+  connectTimeoutMs: number;
+  poolMode: PoolMode;
+  migrationUrl: string | undefined;
+}
+
+function openPostgres(url: string, { max, connectTimeoutMs, poolMode, migrationUrl }: PostgresOptions): Database {
   // TCP keepalive lets the kernel notice a connection whose peer vanished without a reset.
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: connectTimeoutMs,
+    keepAlive: true,
+    ...(poolMode === 'transaction' ? { Client: UnnamedStatementClient } : {}),
+  });
   // A dropped connection must not crash the process. Idle ones: the pool replaces them. One in use (an
   // administrator or failover killed it mid-transaction): its query fails, the request answers 5xx, and the
   // broken client is discarded when released; without a listener its 'error' event would be uncaught.
@@ -93,22 +151,42 @@ function openPostgres(url: string, max: number, connectTimeoutMs: number): Datab
   return {
     db,
     kind: 'postgres',
-    async migrate() {
-      // One client holds a session advisory lock so that two processes starting at once migrate in turn.
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query('select pg_advisory_lock(7264310001)');
-        await migratePg(drizzlePg(client), { migrationsFolder: MIGRATIONS_DIR });
-      } finally {
-        await client.end();
-      }
-    },
+    poolMode,
+    migrate: () => migratePostgres(migrationUrl ?? url, migrationUrl ? 'session' : poolMode),
     ping: () => ping(db),
     pendingMigrations: () => pendingMigrations(db),
     poolStats: () => ({ max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   };
+}
+
+/**
+ * Applies pending migrations, one process at a time. On a session (a direct connection) a session advisory lock is
+ * held for the whole run. Through a transaction pooler a session lock could be released on a server session other
+ * than the one that took it, so the run is one transaction holding a transaction-level lock: Drizzle's migrator reads
+ * what is applied and then opens its own transaction, whose `begin` is then a no-op (a warning) and whose `commit`
+ * ends ours, releasing the lock once the migrations are committed.
+ */
+async function migratePostgres(url: string, mode: PoolMode): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    if (mode === 'session') {
+      await client.query(`select pg_advisory_lock(${MIGRATION_LOCK})`);
+      await migratePg(drizzlePg(client), { migrationsFolder: MIGRATIONS_DIR });
+      return;
+    }
+    await client.query('begin');
+    try {
+      await client.query(`select pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+      await migratePg(drizzlePg(client), { migrationsFolder: MIGRATIONS_DIR });
+    } catch (err) {
+      await client.query('rollback');
+      throw err;
+    }
+  } finally {
+    await client.end();
+  }
 }
 
 function openEmbedded(dataDir: string): Database {
@@ -120,6 +198,7 @@ function openEmbedded(dataDir: string): Database {
   return {
     db,
     kind: 'embedded',
+    poolMode: 'session',
     async migrate() {
       await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR });
     },
@@ -179,7 +258,8 @@ interface DrizzleInternals {
 /**
  * A raw SQL statement whose values are all `sql.placeholder`s, so its text never changes: it is turned into SQL
  * text once, and on Postgres it is a named prepared statement, parsed and planned once per connection; each run
- * sends only the statement's name and its values. Runs on the database or in a transaction (either driver).
+ * sends only the statement's name and its values. Runs on the database or in a transaction (either driver). On a
+ * database opened in `transaction` pool mode it runs unnamed (see UnnamedStatementClient), parsed on each run.
  */
 export function preparedStatement<T>(
   name: string,
