@@ -2,7 +2,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditTrailOf, bankFeedsOf, ConfigError, loadConfig, trustProxyOf, webhookSecretKeysOf } from './config';
+import {
+  auditTrailOf,
+  bankFeedsOf,
+  ConfigError,
+  databaseOptionsOf,
+  loadConfig,
+  trustProxyOf,
+  webhookSecretKeysOf,
+} from './config';
 
 const KEYS = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
 
@@ -15,6 +23,29 @@ describe('loadConfig', () => {
   it('names the variable that is wrong', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
+  });
+
+  it('reaches Postgres in session mode unless DATABASE_POOL_MODE says a transaction pooler is in front', () => {
+    expect(databaseOptionsOf(loadConfig({ DATABASE_URL: 'postgres://db/books' }))).toMatchObject({
+      poolMode: 'session',
+      migrationUrl: undefined,
+    });
+    const pooled = loadConfig({
+      DATABASE_URL: 'postgres://pooler:6432/books',
+      DATABASE_POOL_MODE: 'transaction',
+      DATABASE_MIGRATION_URL: 'postgres://db:5432/books',
+    });
+    expect(databaseOptionsOf(pooled)).toMatchObject({
+      url: 'postgres://pooler:6432/books',
+      poolMode: 'transaction',
+      migrationUrl: 'postgres://db:5432/books',
+    });
+  });
+
+  it('refuses a pool mode it does not know, and a migration URL that is not Postgres, naming the variable', () => {
+    expect(() => loadConfig({ DATABASE_POOL_MODE: 'statement' })).toThrow(ConfigError);
+    expect(() => loadConfig({ DATABASE_POOL_MODE: 'statement' })).toThrow(/DATABASE_POOL_MODE/);
+    expect(() => loadConfig({ DATABASE_MIGRATION_URL: 'mysql://db/books' })).toThrow(/DATABASE_MIGRATION_URL/);
   });
 
   it('needs PUBLIC_ORIGIN in production, so discovery documents never come from a Host header', () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BANK_FEEDS_MODES, type BankFeedsConfig, bankFeedsConfigFrom, type TokenKeys } from '@firm/banking';
 import { type AuditTrail, openAuditTrail } from '@firm/gateway';
+import { type DatabaseOptions, POOL_MODES } from '@firm/db';
 import { DEFAULT_GENERAL_LEDGER_MAX_LINES } from '@firm/ledger';
 import { type QboConfig, qboConfigFrom } from '@firm/qbo';
 import { DEVELOPMENT_SECRET_KEYS, parseSecretKeys, type SecretKeys } from '@firm/webhooks';
@@ -15,6 +16,16 @@ const SEALING_KEYS = '^[A-Za-z0-9_-]+:[A-Za-z0-9+/=]{43,44}(,[A-Za-z0-9_-]+:[A-Z
 
 const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  /**
+   * How DATABASE_URL reaches Postgres: `session` (directly, or a pooler in session mode) or `transaction` (a
+   * transaction pooler such as PgBouncer in transaction mode: statements run unnamed, locks are transaction-level).
+   */
+  DATABASE_POOL_MODE: Type.Enum(POOL_MODES, { default: 'session' }),
+  /**
+   * A direct connection to the same database, past the pooler, that migrations run on. Unset: migrations run on
+   * DATABASE_URL (through a transaction pooler, in one transaction under a transaction-level lock).
+   */
+  DATABASE_MIGRATION_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
@@ -206,6 +217,7 @@ const SECRET_FILE_KEYS = [
   'SESSION_SECRET',
   'METRICS_TOKEN',
   'DATABASE_URL',
+  'DATABASE_MIGRATION_URL',
   'PLAID_SECRET',
   'BANK_TOKEN_KEYS',
   'WEBHOOK_SECRET_KEYS',
@@ -269,6 +281,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return config;
 }
+
+/** How the database is opened: Postgres from DATABASE_URL and its pooler settings, else the embedded one in DATA_DIR. */
+export const databaseOptionsOf = (config: Config): DatabaseOptions => ({
+  url: config.DATABASE_URL,
+  dataDir: config.DATA_DIR,
+  poolMax: config.DB_POOL_MAX,
+  connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+  poolMode: config.DATABASE_POOL_MODE,
+  migrationUrl: config.DATABASE_MIGRATION_URL,
+});
 
 /** The QuickBooks Online configuration, or null when QBO_CLIENT_ID is not set. */
 export const qboConfigOf = (config: Config): QboConfig | null =>

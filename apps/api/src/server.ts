@@ -9,7 +9,7 @@ import { hasFirms } from '@firm/identity';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app';
 import { apiProcessJobs, startBackgroundJobs } from './background';
-import { bankFeedsOf, bankTokenKeysOf, type Config, ConfigError, loadConfig } from './config';
+import { bankFeedsOf, bankTokenKeysOf, type Config, ConfigError, databaseOptionsOf, loadConfig } from './config';
 
 /**
  * Reads config, opens the database, listens, and shuts down gracefully: on SIGTERM/SIGINT the
@@ -19,12 +19,7 @@ async function main() {
   const config = loadConfig();
   // The embedded data directory belongs to one process; a second server stops here with a message.
   const owner: DataDirOwner | null = config.DATABASE_URL ? null : await claimDataDir(config.DATA_DIR);
-  const database = openDatabase({
-    url: config.DATABASE_URL,
-    dataDir: config.DATA_DIR,
-    poolMax: config.DB_POOL_MAX,
-    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
-  });
+  const database = openDatabase(databaseOptionsOf(config));
   let demoKey: string | null = null;
   if (database.kind === 'postgres' && config.MIGRATE_ON_START) await database.migrate();
   if (database.kind === 'embedded') {

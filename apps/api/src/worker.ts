@@ -2,7 +2,7 @@ import { PlaidAggregator } from '@firm/banking';
 import { DatabaseStatus, openDatabase } from '@firm/db';
 import closeWithGrace from 'close-with-grace';
 import { startBackgroundJobs, WORKER_JOBS } from './background';
-import { bankFeedsOf, webhookSecretKeysOf, ConfigError, loadConfig } from './config';
+import { bankFeedsOf, databaseOptionsOf, webhookSecretKeysOf, ConfigError, loadConfig } from './config';
 
 /**
  * The background jobs on their own (`npm run worker`: webhook delivery, scheduled entries, imports, requested bank
@@ -16,11 +16,7 @@ async function main() {
       'DATABASE_URL: required by a separate worker; the embedded database belongs to one process, whose API runs the worker itself',
     );
   }
-  const database = openDatabase({
-    url: config.DATABASE_URL,
-    poolMax: config.DB_POOL_MAX,
-    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
-  });
+  const database = openDatabase(databaseOptionsOf(config));
   const say = (level: string) => (obj: object, msg: string) => {
     // An error keeps its message and stack in the line (JSON would write it as {}).
     const { err, ...rest } = obj as { err?: unknown };

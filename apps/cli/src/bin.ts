@@ -1,6 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
-import { type Database, DataDirInUseError, claimDataDir, openDatabase, runInOwner } from '@firm/db';
+import {
+  type Database,
+  DataDirInUseError,
+  claimDataDir,
+  openDatabase,
+  POOL_MODES,
+  type PoolMode,
+  runInOwner,
+} from '@firm/db';
 import { bankFeedsConfigFrom, PlaidAggregator } from '@firm/banking';
 import { openAuditTrail } from '@firm/gateway';
 import { qboConfigFrom } from '@firm/qbo';
@@ -50,6 +58,15 @@ const auditFromEnv =
   };
 
 /** Where invitation links point and how long they work, as the API reads them. */
+/** DATABASE_POOL_MODE, as the server reads it: `session` unless set. */
+function poolModeFromEnv(env = process.env): PoolMode {
+  const mode = env.DATABASE_POOL_MODE || 'session';
+  if (!(POOL_MODES as readonly string[]).includes(mode)) {
+    throw new Error(`DATABASE_POOL_MODE: must be one of ${POOL_MODES.join(', ')} (got ${mode})`);
+  }
+  return mode as PoolMode;
+}
+
 function settingsFromEnv(env = process.env): CliSettings {
   const hours = Number(env.INVITATION_TTL_HOURS);
   return {
@@ -100,7 +117,13 @@ async function runOnPostgres(url: string): Promise<number> {
   try {
     return await runCli(
       argv,
-      () => (database = openDatabase({ url, poolMax: 2 })),
+      () =>
+        (database = openDatabase({
+          url,
+          poolMax: 2,
+          poolMode: poolModeFromEnv(),
+          migrationUrl: process.env.DATABASE_MIGRATION_URL || undefined,
+        })),
       io,
       bankingFromEnv(),
       qboFromEnv(),

@@ -1,5 +1,13 @@
-export { isConnectionLost, openDatabase, openSnapshot, pgErrorOf, preparedStatement, rowsOf } from './connection';
-export type { Database, Db, Executor, StatementValues, Tx } from './connection';
+export {
+  isConnectionLost,
+  openDatabase,
+  openSnapshot,
+  pgErrorOf,
+  POOL_MODES,
+  preparedStatement,
+  rowsOf,
+} from './connection';
+export type { Database, DatabaseOptions, Db, Executor, PoolMode, StatementValues, Tx } from './connection';
 export { readAll } from './read-all';
 export {
   API_KEYS,
