@@ -1,7 +1,9 @@
-import { sql } from 'drizzle-orm';
+import { randomBytes } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgErrorOf, preparedStatement, rowsOf } from './connection';
-import { createTestDatabase, type TestDatabase } from './testing';
+import { type Executor, openDatabase, pgErrorOf, preparedStatement, rowsOf } from './connection';
+import { firms } from './schema/index';
+import { adminQuery, createTestDatabase, serverUrl, type TestDatabase, withDatabase } from './testing';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -46,12 +48,71 @@ describe('database', () => {
     await database.db.transaction(async (tx) => {
       expect(await sum(tx, { values: [40, 2] })).toEqual([{ total: 42, n: 2 }]);
       if (database.kind === 'postgres') {
-        // Named on the connection: the next run sends only its values.
+        // Named on the connection: the next run sends only its values (unnamed behind a transaction pooler).
         const named = rowsOf<{ n: number }>(
           await tx.execute(sql`select count(*)::int as n from pg_prepared_statements where name = 'test_sum_of'`),
         );
-        expect(named[0]?.n).toBe(1);
+        expect(named[0]?.n).toBe(database.poolMode === 'session' ? 1 : 0);
       }
     });
+  });
+});
+
+/** The statements prepared under a name on the session the executor's transaction runs on. */
+async function namedStatements(tx: Executor): Promise<string[]> {
+  const rows = rowsOf<{ name: string }>(await tx.execute(sql`select name from pg_prepared_statements order by name`));
+  return rows.map((r) => r.name);
+}
+
+describe.skipIf(!process.env.DATABASE_URL)('in transaction pool mode', () => {
+  it('runs our prepared statements and Drizzle`s unnamed, with their values still bound', async () => {
+    const pooled = openDatabase({ url: database.url, poolMax: 1, poolMode: 'transaction' });
+    try {
+      expect(pooled.poolMode).toBe('transaction');
+      const echo = preparedStatement<{ v: string }>('test_pooled_echo', sql`select ${sql.placeholder('v')}::text as v`);
+      await pooled.db.transaction(async (tx) => {
+        const firmById = tx
+          .select({ id: firms.id })
+          .from(firms)
+          .where(eq(firms.id, sql.placeholder('id')))
+          .prepare('test_pooled_firm_by_id');
+        expect(await echo(tx, { v: "it's" })).toEqual([{ v: "it's" }]);
+        expect(await firmById.execute({ id: '00000000-0000-0000-0000-000000000000' })).toEqual([]);
+        expect(await namedStatements(tx)).toEqual([]);
+      });
+      // The same statements on a database opened in session mode are named on their connection.
+      const direct = openDatabase({ url: database.url, poolMax: 1 });
+      try {
+        await direct.db.transaction(async (tx) => {
+          await echo(tx, { v: 'x' });
+          expect(await namedStatements(tx)).toContain('test_pooled_echo');
+        });
+      } finally {
+        await direct.close();
+      }
+    } finally {
+      await pooled.close();
+    }
+  });
+
+  it('migrates a new database once when two processes start at once, under a transaction-level lock', async () => {
+    const admin = serverUrl() as string;
+    const name = `test_migrate_${randomBytes(4).toString('hex')}`;
+    await adminQuery(admin, `create database ${name}`);
+    const url = withDatabase(process.env.DATABASE_URL as string, name);
+    const processes = [1, 2].map(() => openDatabase({ url, poolMax: 1, poolMode: 'transaction' }));
+    try {
+      await Promise.all(processes.map((p) => p.migrate()));
+      for (const p of processes) expect(await p.pendingMigrations()).toBe(0);
+      const applied = rowsOf<{ n: number; distinct: number }>(
+        await processes[0]!.db.execute(
+          sql`select count(*)::int as n, count(distinct created_at)::int as distinct from drizzle.__drizzle_migrations`,
+        ),
+      );
+      expect(applied[0]?.n).toBe(applied[0]?.distinct);
+    } finally {
+      await Promise.all(processes.map((p) => p.close()));
+      await adminQuery(admin, `drop database if exists ${name} with (force)`);
+    }
   });
 });
