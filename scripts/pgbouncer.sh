@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Runs Debian's PgBouncer in transaction pool mode in front of a local Postgres, for testing the service through a
-# transaction pooler: `scripts/pgbouncer.sh start <dir> [port] [server-port]` writes pgbouncer.ini and the user list
-# into <dir> and starts the pooler as a daemon; `scripts/pgbouncer.sh stop <dir>` stops it.
+# transaction pooler: `scripts/pgbouncer.sh start <dir> [port] [server-port] [user]` writes pgbouncer.ini and the user
+# list into <dir> and starts the pooler as a daemon on 127.0.0.1:<port>, in front of the Postgres on
+# 127.0.0.1:<server-port> (trust authentication, as the local server's); `scripts/pgbouncer.sh stop <dir>` stops it.
 # Every database of the server is reachable through it (a wildcard entry), so the databases tests create on the server
 # answer through the pooler at once. Named prepared statements are refused (max_prepared_statements = 0 on versions
 # that know the setting; 1.18 never keeps them), as a managed pooler in transaction mode would.
 set -euo pipefail
 
-command=${1:?usage: pgbouncer.sh start|stop <dir> [port] [server-port]}
-dir=${2:?usage: pgbouncer.sh start|stop <dir> [port] [server-port]}
+usage='usage: pgbouncer.sh start|stop <dir> [port] [server-port] [user]'
+command=${1:?$usage}
+dir=${2:?$usage}
 port=${3:-6433}
 server_port=${4:-5432}
+user=${5:-postgres}
 pid="$dir/pgbouncer.pid"
 
 case "$command" in
@@ -37,7 +40,7 @@ INI
   if pgbouncer --version | head -1 | grep -qE ' 1\.(2[1-9]|[3-9][0-9])| [2-9]\.'; then
     echo 'max_prepared_statements = 0' >>"$dir/pgbouncer.ini"
   fi
-  echo '"postgres" ""' >"$dir/userlist.txt"
+  echo "\"$user\" \"\"" >"$dir/userlist.txt"
   # PgBouncer does not run as root; the directory must then belong to the user it runs as.
   if [ "$(id -u)" = 0 ]; then
     chown -R postgres "$dir"
@@ -56,7 +59,7 @@ stop)
   [ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null || true
   ;;
 *)
-  echo "usage: pgbouncer.sh start|stop <dir> [port] [server-port]" >&2
+  echo "$usage" >&2
   exit 2
   ;;
 esac

@@ -108,7 +108,7 @@ describe('agent audit chain', () => {
 
   it('stays one unbroken chain when two processes append to the same firm at once', async () => {
     if (!database.url) return; // two connections to one database need Postgres
-    const other = openDatabase({ url: database.url, poolMax: 4 });
+    const other = openDatabase({ url: database.url, poolMax: 4, poolMode: database.poolMode });
     const otherTrail = await trailOf();
     try {
       const firmId = await newFirm('audit-two-processes');
@@ -214,7 +214,7 @@ describe('tail cuts and the anchor', () => {
     await database.db
       .delete(agentAuditEvents)
       .where(and(eq(agentAuditEvents.firmId, firmId), gte(agentAuditEvents.seq, 11)));
-    const restarted = openDatabase({ url: database.url, poolMax: 2 });
+    const restarted = openDatabase({ url: database.url, poolMax: 2, poolMode: database.poolMode });
     try {
       const next = await appendAuditEvent(restarted.db, await trailOf(), input(firmId, 'after.restart'));
       expect(next.seq).toBe(14);
@@ -246,7 +246,9 @@ describe('tail cuts and the anchor', () => {
 
   it('keeps the anchor monotonic while several connections append at once', async () => {
     const firmId = await newFirm('audit-anchor-monotonic');
-    const extra = database.url ? [1, 2, 3].map(() => openDatabase({ url: database.url as string, poolMax: 3 })) : [];
+    const extra = database.url
+      ? [1, 2, 3].map(() => openDatabase({ url: database.url as string, poolMax: 3, poolMode: database.poolMode }))
+      : [];
     const writers = await Promise.all(
       [database.db, ...extra.map((d) => d.db)].map(async (db) => ({ db, trail: await trailOf() })),
     );

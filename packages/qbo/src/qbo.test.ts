@@ -277,7 +277,7 @@ describe('tokens', () => {
   it.skipIf(!process.env.DATABASE_URL)(
     'two processes refreshing at once spend the refresh token once and both end with a working token',
     async () => {
-      const second = openDatabase({ url: database.url as string, poolMax: 4 });
+      const second = openDatabase({ url: database.url as string, poolMax: 4, poolMode: database.poolMode });
       try {
         await ageAccessToken(f.orgId);
         const before = fake.refreshCount;

@@ -362,7 +362,9 @@ describe('the aggregator webhook', () => {
     }
 
     // Another API process: its own connection pool, its own key cache, the same database.
-    const otherDatabase = t.database.url ? openDatabase({ url: t.database.url, poolMax: 2 }) : t.database;
+    const otherDatabase = t.database.url
+      ? openDatabase({ url: t.database.url, poolMax: 2, poolMode: t.database.poolMode })
+      : t.database;
     const other = await buildApp({
       config: testConfig(),
       database: otherDatabase,
