@@ -100,12 +100,14 @@ describe.skipIf(!process.env.DATABASE_URL)('in transaction pool mode', () => {
     const name = `test_migrate_${randomBytes(4).toString('hex')}`;
     await adminQuery(admin, `create database ${name}`);
     const url = withDatabase(process.env.DATABASE_URL as string, name);
-    const processes = [1, 2].map(() => openDatabase({ url, poolMax: 1, poolMode: 'transaction' }));
+    const open = () => openDatabase({ url, poolMax: 1, poolMode: 'transaction' });
+    const first = open();
+    const processes = [first, open()];
     try {
       await Promise.all(processes.map((p) => p.migrate()));
       for (const p of processes) expect(await p.pendingMigrations()).toBe(0);
       const applied = rowsOf<{ n: number; distinct: number }>(
-        await processes[0]!.db.execute(
+        await first.db.execute(
           sql`select count(*)::int as n, count(distinct created_at)::int as distinct from drizzle.__drizzle_migrations`,
         ),
       );
