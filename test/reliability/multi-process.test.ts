@@ -1,0 +1,331 @@
+/**
+ * Several processes on one database: three compiled API processes and two workers against one Postgres database and
+ * one Redis, under a mixed load spread across the three. Each posting's Idempotency-Key is sent to all three at once;
+ * three agents write and read through the gateway, one of them past the firm's write budget; two webhook
+ * subscriptions receive what is posted; a scheduled template with past occurrences is due while every process runs
+ * the scheduled runner. Afterwards: every key posted once, the over-budget agent got exactly its budget through (the
+ * counters live in Redis), every event arrived at least once and in sequence order per subscription, every occurrence
+ * posted once, the agent audit chains verify, and the trial balance equals a plain sum of the lines.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CLOSE_EVIDENCE_HASHERS } from '@firm/close';
+import { redisReachable } from '@firm/core/redis-probe';
+import { rowsOf } from '@firm/db';
+import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
+import { seedDemo } from '@firm/demo';
+import { openAuditTrail, verifyAuditChains } from '@firm/gateway';
+import { createApiKey } from '@firm/identity';
+import { type Envelope } from '@firm/webhooks';
+import { type Receiver, startReceiver, verifyDelivery } from '@firm/webhooks/testing';
+import { sql } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_AUDIT_HMAC_KEYS } from '../../apps/api/src/config';
+import { exactlyOnceProblems, type PostingJob, postedEntries, postingJob } from './postings';
+import { root, type RunningServer, startServer, startWorker } from './server';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const KEYS = 60;
+const WRITE_BUDGET = 20;
+/** Writes of the agent that goes past the budget, and of each agent that stays within it. */
+const OVER_BUDGET_WRITES = 36;
+const WITHIN_BUDGET_WRITES = 12;
+const READS_PER_AGENT = 30;
+/** Weekly occurrences of the scheduled template, all past or today when the test starts. */
+const SCHEDULED_WEEKS = 12;
+const SETTLE_MS = 30_000;
+
+const runnable = Boolean(process.env.DATABASE_URL) && (await redisReachable(REDIS_URL));
+
+let database: TestDatabase;
+let anchorDir: string;
+let apis: RunningServer[] = [];
+let workers: RunningServer[] = [];
+let receivers: Receiver[] = [];
+let seeded: Awaited<ReturnType<typeof seedDemo>>;
+let organizationId: string;
+let accounts: { debit: string; credit: string };
+const requests = new Map<string, number>();
+
+beforeAll(async () => {
+  if (!runnable) return;
+  await promisify(execFile)(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root });
+  database = await createTestDatabase();
+  seeded = await seedDemo(database.db, {});
+  organizationId = seeded.organizations[0]?.id as string;
+  const byCode = new Map(
+    rowsOf<{ id: string; code: string }>(
+      await database.db.execute(sql`select id, code from accounts where organization_id = ${organizationId}`),
+    ).map((a) => [a.code, a.id]),
+  );
+  accounts = { debit: byCode.get('6000') as string, credit: byCode.get('1000') as string };
+  anchorDir = await mkdtemp(join(tmpdir(), 'multi-process-anchors-'));
+  // What every process shares: the database, Redis (under a prefix of this run's), the audit key and anchors.
+  const env = {
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `multi-process-${randomUUID()}:`,
+    AUDIT_HMAC_KEYS: TEST_AUDIT_HMAC_KEYS,
+    AUDIT_ANCHOR_DIR: anchorDir,
+    WEBHOOKS_ALLOW_INSECURE_LOCALHOST: 'true',
+    SCHEDULED_ENTRIES_INTERVAL_SECONDS: '1',
+    BANK_FEEDS: 'off',
+    // Five processes share the server's connections (100 by default) with the test and whatever else runs.
+    DB_POOL_MAX: '8',
+  };
+  const url = database.url as string;
+  apis = await Promise.all(
+    [0, 1, 2].map(() => startServer(url, { args: [join(root, 'dist', 'server.js')], env, quiet: true })),
+  );
+  workers = await Promise.all(
+    [0, 1].map(() => startWorker(url, [join(root, 'dist', 'worker.js')], { env, quiet: true })),
+  );
+  receivers = await Promise.all(['/first', '/second'].map((path) => startReceiver(path)));
+}, 180_000);
+
+afterEach((context) => {
+  if (context.task.result?.state !== 'fail') return;
+  for (const [name, p] of [
+    ...apis.map((p, i) => [`api ${i}`, p] as const),
+    ...workers.map((p, i) => [`worker ${i}`, p] as const),
+  ]) {
+    process.stdout.write(`--- ${name} (last output) ---\n${p.output().slice(-4000)}\n`);
+  }
+});
+
+afterAll(async () => {
+  await Promise.all([...apis, ...workers].map((p) => p.stop()));
+  await Promise.all(receivers.map((r) => r.close()));
+  await database?.close();
+  if (anchorDir) await rm(anchorDir, { recursive: true, force: true });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One request to one process, counted against it. */
+async function call(
+  api: RunningServer,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; json: unknown }> {
+  requests.set(api.base, (requests.get(api.base) ?? 0) + 1);
+  const res = await fetch(`${api.base}${path}`, {
+    method,
+    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? (JSON.parse(text) as unknown) : null };
+}
+
+const apiAt = (i: number) => apis[i % apis.length] as RunningServer;
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/** Sends the job's key to every process at once, each retrying while another holds the key, until all answer. */
+async function postEverywhere(job: PostingJob, headers: Record<string, string>): Promise<string[]> {
+  return Promise.all(
+    apis.map(async (api) => {
+      for (;;) {
+        job.attempts++;
+        const res = await call(
+          api,
+          'POST',
+          '/api/v1/journal-entries',
+          { ...headers, 'idempotency-key': job.key },
+          job.body,
+        );
+        if (res.status === 201) {
+          const receipt = res.json as { journalEntryId: string };
+          job.receipt ??= receipt;
+          return receipt.journalEntryId;
+        }
+        if (res.status !== 409) throw new Error(`posting answered ${res.status}: ${JSON.stringify(res.json)}`);
+        job.failures++;
+        await sleep(10);
+      }
+    }),
+  );
+}
+
+/** An agent's gateway writes (each to the next process) and reads; what each write was answered. */
+async function agentLoad(
+  key: string,
+  name: string,
+  writes: number,
+): Promise<{ written: number; refused: number; reads: number[] }> {
+  const headers = bearer(key);
+  const base = `/agent/v1/acct/clients/${organizationId}`;
+  const answers = await Promise.all(
+    Array.from({ length: writes }, (_, i) =>
+      call(
+        apiAt(i),
+        'POST',
+        `${base}/entities/Customer`,
+        { ...headers, 'idempotency-key': randomUUID() },
+        {
+          DisplayName: `${name} ${i}`,
+        },
+      ),
+    ),
+  );
+  const reads = await Promise.all(
+    Array.from(
+      { length: READS_PER_AGENT },
+      async (_, i) => (await call(apiAt(i), 'GET', `${base}/customers`, headers)).status,
+    ),
+  );
+  for (const a of answers) if (a.status !== 201 && a.status !== 429) throw new Error(`write answered ${a.status}`);
+  return {
+    written: answers.filter((a) => a.status === 201).length,
+    refused: answers.filter((a) => a.status === 429).length,
+    reads,
+  };
+}
+
+const count = async (query: ReturnType<typeof sql>) =>
+  rowsOf<{ n: number }>(await database.db.execute(query))[0]?.n ?? 0;
+
+/** Polls until `done` holds or SETTLE_MS passes. */
+async function settle(done: () => Promise<boolean>): Promise<void> {
+  const until = Date.now() + SETTLE_MS;
+  while (!(await done()) && Date.now() < until) await sleep(250);
+}
+
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+describe.runIf(runnable)('three API processes and two workers on one database', () => {
+  it('posts each key once, holds the write budget, delivers in order, runs each occurrence once', async () => {
+    const admin = bearer(seeded.apiKey);
+    const orgHeaders = { ...admin, 'x-organization-id': organizationId };
+    const budget = await call(apiAt(0), 'PATCH', '/agent/v1/limits', admin, { writeBudget: WRITE_BUDGET });
+    expect(budget.status, JSON.stringify(budget.json)).toBe(200);
+    const subscriptions = await Promise.all(
+      receivers.map(async (r, i) => {
+        const res = await call(apiAt(i), 'POST', '/api/v1/webhooks', admin, {
+          url: r.url,
+          eventTypes: ['entry.posted'],
+        });
+        expect(res.status, JSON.stringify(res.json)).toBe(201);
+        return (res.json as { data: { id: string; secret: string } }).data;
+      }),
+    );
+    const agentKeys = await Promise.all(
+      [0, 1, 2].map(async () => (await createApiKey(database.db, { firmId: seeded.firmId })).key),
+    );
+
+    const today = Date.now();
+    const jobs = Array.from({ length: KEYS }, (_, i) => postingJob(i, 'multi-process', accounts));
+    const [receipts, agents, template] = await Promise.all([
+      Promise.all(jobs.map((job) => postEverywhere(job, orgHeaders))),
+      Promise.all(
+        agentKeys.map((key, i) => agentLoad(key, `agent ${i}`, i === 0 ? OVER_BUDGET_WRITES : WITHIN_BUDGET_WRITES)),
+      ),
+      call(
+        apiAt(2),
+        'POST',
+        '/api/v1/scheduled-journal-entries',
+        { ...orgHeaders, 'idempotency-key': randomUUID() },
+        {
+          name: 'Weekly accrual',
+          memo: 'weekly accrual, several processes',
+          lines: [
+            { accountId: accounts.debit, debitCents: 700 },
+            { accountId: accounts.credit, creditCents: 700 },
+          ],
+          schedule: {
+            frequency: 'weekly',
+            dayOfWeek: ((new Date(today).getUTCDay() + 6) % 7) + 1,
+            startDate: isoDay(today - (SCHEDULED_WEEKS - 1) * 7 * 86_400_000),
+            endDate: isoDay(today),
+          },
+        },
+      ),
+    ]);
+    expect(template.status, JSON.stringify(template.json)).toBe(201);
+    const templateId = (template.json as { data: { id: string } }).data.id;
+
+    // Every process answered each key with the same entry, and the books hold each once.
+    for (const [i, ids] of receipts.entries())
+      expect(new Set(ids), jobs[i]?.memo).toEqual(new Set([jobs[i]?.receipt?.journalEntryId]));
+    expect(exactlyOnceProblems(jobs, await postedEntries(database.db, organizationId, 'multi-process'))).toEqual([]);
+
+    // The over-budget agent got exactly its budget through, whichever process it reached; the others all theirs.
+    const [over, ...within] = agents as [(typeof agents)[0], ...typeof agents];
+    expect(over).toMatchObject({ written: WRITE_BUDGET, refused: OVER_BUDGET_WRITES - WRITE_BUDGET });
+    for (const a of within) expect(a).toMatchObject({ written: WITHIN_BUDGET_WRITES, refused: 0 });
+    for (const a of agents) expect(a.reads.every((s) => s === 200)).toBe(true);
+    for (const [i, a] of agents.entries()) {
+      const stored = await count(sql`select count(*)::int as n from contacts
+        where organization_id = ${organizationId} and name like ${`agent ${i} %`}`);
+      expect(stored).toBe(a.written);
+    }
+
+    // Every occurrence posted once, by whichever process claimed it.
+    const runs = () =>
+      count(sql`select count(*)::int as n from scheduled_entry_runs
+        where organization_id = ${organizationId} and schedule_id = ${templateId} and status = 'posted'`);
+    await settle(async () => (await runs()) === SCHEDULED_WEEKS);
+    expect(await runs()).toBe(SCHEDULED_WEEKS);
+    const scheduledEntries = await count(sql`select count(*)::int as n from journal_entries
+      where organization_id = ${organizationId} and memo = 'weekly accrual, several processes'`);
+    expect(scheduledEntries).toBe(SCHEDULED_WEEKS);
+
+    // Every entry.posted event reached both receivers at least once, first seen in sequence order.
+    const events = KEYS + SCHEDULED_WEEKS;
+    const undelivered = () =>
+      count(sql`select count(*)::int as n from webhook_deliveries
+        where subscription_id in (${subscriptions[0]?.id}::uuid, ${subscriptions[1]?.id}::uuid)
+          and status <> 'succeeded'`);
+    await settle(async () => receivers.every((r) => r.received.length >= events) && (await undelivered()) === 0);
+    expect(await undelivered()).toBe(0);
+    let delivered = 0;
+    for (const [i, r] of receivers.entries()) {
+      const envelopes: Envelope[] = r.received.map((q) => verifyDelivery(subscriptions[i]?.secret as string, q));
+      const firstSeen: number[] = [];
+      for (const e of envelopes) if (!firstSeen.includes(e.sequence)) firstSeen.push(e.sequence);
+      expect(firstSeen).toEqual(Array.from({ length: events }, (_, n) => n + 1));
+      delivered += firstSeen.length;
+    }
+
+    // The agents' audit chains verify, as `cli audit verify` checks them.
+    const trail = await openAuditTrail({
+      keys: TEST_AUDIT_HMAC_KEYS,
+      dataDir: anchorDir,
+      anchorDir,
+      production: false,
+    });
+    const audit = await verifyAuditChains(database.db, trail, { evidence: CLOSE_EVIDENCE_HASHERS });
+    expect(audit.breaks).toEqual([]);
+    expect(audit.ok).toBe(true);
+
+    // The trial balance, per account, is the plain sum of the posted lines.
+    const endDate = isoDay(today);
+    const tb = await call(apiAt(1), 'GET', `/api/v1/reports/trial-balance?endDate=${endDate}`, orgHeaders);
+    expect(tb.status).toBe(200);
+    const report = (tb.json as { data: { rows: { accountId: string; debitCents: number; creditCents: number }[] } })
+      .data;
+    const sums = rowsOf<{ account_id: string; net: number }>(
+      await database.db.execute(sql`select l.account_id, sum(l.amount_cents)::float8 as net
+        from journal_lines l join journal_entries e on e.organization_id = l.organization_id and e.id = l.entry_id
+        where l.organization_id = ${organizationId} and e.status = 'posted' and e.entry_date <= ${endDate}::date
+        group by l.account_id having sum(l.amount_cents) <> 0`),
+    );
+    const fromReport = Object.fromEntries(report.rows.map((r) => [r.accountId, r.debitCents - r.creditCents]));
+    expect(fromReport).toEqual(Object.fromEntries(sums.map((s) => [s.account_id, s.net])));
+
+    const perProcess = apis.map((api, i) => `api ${i}: ${requests.get(api.base) ?? 0}`).join(', ');
+    const retried = jobs.filter((j) => j.failures > 0).length;
+    console.log(
+      `multi-process: requests per process (${perProcess}); ${KEYS} keys each sent to ${apis.length} processes, ` +
+        `${retried} retried while another process held them; agent writes ${agents.map((a) => `${a.written}/${a.written + a.refused}`).join(', ')} ` +
+        `(budget ${WRITE_BUDGET}); ${delivered} events delivered (${receivers.map((r) => r.received.length).join(' + ')} requests); ` +
+        `${SCHEDULED_WEEKS} scheduled occurrences posted once; ${audit.chains.length} audit chains verified (${audit.events} events)`,
+    );
+  });
+});
