@@ -5,25 +5,20 @@
  * ledger as JSON (the baseline, measured in the same run). Needs DATABASE_URL (a Postgres server; a fresh database is
  * created beside it and dropped after).
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import { rowsOf } from '@firm/db';
 import { seedDemo } from '@firm/demo';
 import { postBulkEntries } from '@firm/ledger/testing';
 import { sql } from 'drizzle-orm';
-import { startServer } from '../test/reliability/server';
 import { benchOnFreshDatabase, median } from './fresh-database';
+import { startCompiledServer } from './server';
 
 const LINES = 100_000;
 const RUNS = 3;
-const root = join(import.meta.dirname, '..');
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
 
 benchOnFreshDatabase('general_ledger', 4, async (database, url) => {
-  await promisify(execFile)(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root });
   const demo = await seedDemo(database.db);
   const orgId = (demo.organizations[0] as { id: string }).id;
   const accounts = new Map(
@@ -43,9 +38,9 @@ benchOnFreshDatabase('general_ledger', 4, async (database, url) => {
   await database.db.execute(sql`vacuum analyze`);
   process.stdout.write(`posted ${LINES} lines in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
 
-  const server = await startServer(url, {
-    args: ['--max-old-space-size=192', join(root, 'dist', 'server.js')],
-    env: { GENERAL_LEDGER_MAX_LINES: String(LINES), WEBHOOK_WORKER: 'false' },
+  const server = await startCompiledServer(url, {
+    GENERAL_LEDGER_MAX_LINES: String(LINES),
+    WEBHOOK_WORKER: 'false',
   });
   const pid = server.child.pid as number;
   const headers = { authorization: `Bearer ${demo.apiKey}`, 'x-organization-id': orgId };

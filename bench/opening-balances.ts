@@ -1,6 +1,6 @@
 /**
  * Opening balances: 1,000 accounts that do not exist yet (createMissingAccounts) and their balances, posted through
- * POST /api/v1/companies/{companyId}/opening-balances on the dev server, each run on a new company with an empty
+ * POST /api/v1/companies/{companyId}/opening-balances on the compiled server, each run on a new company with an empty
  * chart (median of 5), as JSON and as CSV. The baseline, measured in the same run on the same database: plain SQL
  * from this process inserting the 1,000 accounts and one posted 1,000-line entry, in one transaction. Needs
  * DATABASE_URL (a Postgres server; a fresh database is created beside it and dropped after).
@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { seedDemo } from '@firm/demo';
 import { sql } from 'drizzle-orm';
-import { startServer } from '../test/reliability/server';
 import { benchOnFreshDatabase, median } from './fresh-database';
+import { startCompiledServer } from './server';
 
 const ACCOUNTS = 1_000;
 const RUNS = 5;
@@ -29,7 +29,7 @@ const amount = (cents: number) => (cents / 100).toFixed(2);
 benchOnFreshDatabase('opening_balances', 4, async (database, url) => {
   const db = database.db;
   const demo = await seedDemo(db);
-  const server = await startServer(url, { env: { WEBHOOK_WORKER: 'false' } });
+  const server = await startCompiledServer(url, { WEBHOOK_WORKER: 'false' });
   const auth = { authorization: `Bearer ${demo.apiKey}` };
 
   const newCompany = async (): Promise<string> => {

@@ -1,19 +1,23 @@
 /**
- * npm run bench: posting throughput and latency over HTTP against a plain-SQL baseline measured in
- * the same run, report latency over a ledger of 1,000,000 posted lines, and the server's peak RSS.
- * Needs DATABASE_URL (a Postgres server; a fresh database is created beside it and dropped after).
+ * npm run bench: posting throughput and latency over HTTP against two baselines measured in the same run (the same
+ * entry written with plain SQL, and the route's own posting statement called from this process), report latency over
+ * a ledger of 1,000,000 posted lines, and the server's peak RSS. Every HTTP figure is the compiled server's, run as
+ * `start:prod` runs it. Needs DATABASE_URL (a Postgres server; a fresh database is created beside it and dropped
+ * after).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { openDatabase } from '@firm/db';
+import { API_KEYS, type Database, openDatabase } from '@firm/db';
 import { adminQuery, withDatabase } from '@firm/db/testing';
 import { seedDemo } from '@firm/demo';
+import { postOnce } from '@firm/ledger';
+import { headerJournalEntry } from '../apps/api/src/routes/posting/requests';
+import type { RunningServer } from '../test/reliability/server';
+import { startCompiledServer } from './server';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const LINES = Number(process.env.BENCH_LINES ?? 1_000_000);
@@ -21,6 +25,13 @@ const LINES = Number(process.env.BENCH_LINES ?? 1_000_000);
 const LARGE_LINES = Number(process.env.BENCH_LARGE_LINES ?? 10_000_000);
 const ACCOUNTS = 1000;
 const YEARS = 3;
+/** The server's connection pool (DB_POOL_MAX), and the pool the route's own statement is run through here. */
+const POOL_MAX = 20;
+/** The goal for the compiled server's peak RSS under the posting load, in MB. */
+const RSS_GOAL_MB = 200;
+/** The goal for the posting route's requests/s over its own statement's at the same concurrency. */
+const STATEMENT_RATIO_GOAL = 0.6;
+const POSTING_PATH = '/api/v1/journal-entries';
 
 const baseUrl = process.env.DATABASE_URL;
 if (!baseUrl) {
@@ -31,31 +42,6 @@ if (!baseUrl) {
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-
-async function startServer(url: string): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../apps/api/src/server.ts')], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_MAX: '100000000',
-      DB_POOL_MAX: '20',
-      // Delivery runs in its own process here, as when scaled out; the posting still writes its outbox rows.
-      WEBHOOK_WORKER: 'false',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /API:\s+(http:\/\/\S+)\/api\/v1/.exec(out);
-      if (m?.[1]) resolve({ child, base: m[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
-  });
-}
 
 /** Peak resident set size of a process, from the kernel's high-water mark. */
 function peakRssMb(pid: number): number {
@@ -98,6 +84,30 @@ async function httpLoad(
   };
 }
 
+/**
+ * Runs `workers` loops of `once(worker)` back to back for DURATION_S seconds, as autocannon drives the route: the rate
+ * and latencies of the calls that succeeded, and how many failed.
+ */
+async function closedLoop(workers: number, once: (worker: number) => Promise<void>): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const deadline = performance.now() + DURATION_S * 1000;
+  const worker = async (n: number) => {
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      try {
+        await once(n);
+        latencies.push(performance.now() - t0);
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, (_, n) => worker(n)));
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / DURATION_S, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+}
+
 /** The same balanced entry written with plain SQL: entry, two lines and the daily rollup, in one transaction. */
 async function sqlLoad(
   url: string,
@@ -108,48 +118,77 @@ async function sqlLoad(
 ): Promise<LoadResult> {
   const pool = new pg.Pool({ connectionString: url, max: connections });
   pool.on('error', () => {});
-  const latencies: number[] = [];
-  let errors = 0;
-  const deadline = performance.now() + DURATION_S * 1000;
-  const worker = async () => {
-    const client = await pool.connect();
-    try {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        try {
-          await client.query('begin');
-          const entryId = randomUUID();
-          await client.query(
-            `insert into journal_entries (id, organization_id, status, source, entry_date, memo, posted_at, created_by_kind, created_by_id)
-             values ($1, $2, 'posted', 'journal_entry', '2026-06-15', 'bench', now(), 'bench', 'bench')`,
-            [entryId, orgId],
-          );
-          await client.query(
-            `insert into journal_lines (id, organization_id, entry_id, line_no, account_id, amount_cents)
-             values ($1, $3, $4, 1, $5, 1250), ($2, $3, $4, 2, $6, -1250)`,
-            [randomUUID(), randomUUID(), orgId, entryId, debit, credit],
-          );
-          await client.query(
-            `insert into account_daily_balances (organization_id, account_id, day, amount_cents)
-             values ($1, $2, '2026-06-15', 1250), ($1, $3, '2026-06-15', -1250)
-             on conflict (organization_id, account_id, day) do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`,
-            [orgId, debit, credit].sort((a, b) => (a === orgId ? -1 : b === orgId ? 1 : a < b ? -1 : 1)),
-          );
-          await client.query('commit');
-          latencies.push(performance.now() - t0);
-        } catch {
-          errors++;
-          await client.query('rollback').catch(() => {});
-        }
+  const clients = await Promise.all(Array.from({ length: connections }, () => pool.connect()));
+  try {
+    return await closedLoop(connections, async (n) => {
+      const client = clients[n] as pg.PoolClient;
+      try {
+        await client.query('begin');
+        const entryId = randomUUID();
+        await client.query(
+          `insert into journal_entries (id, organization_id, status, source, entry_date, memo, posted_at, created_by_kind, created_by_id)
+           values ($1, $2, 'posted', 'journal_entry', '2026-06-15', 'bench', now(), 'bench', 'bench')`,
+          [entryId, orgId],
+        );
+        await client.query(
+          `insert into journal_lines (id, organization_id, entry_id, line_no, account_id, amount_cents)
+           values ($1, $3, $4, 1, $5, 1250), ($2, $3, $4, 2, $6, -1250)`,
+          [randomUUID(), randomUUID(), orgId, entryId, debit, credit],
+        );
+        await client.query(
+          `insert into account_daily_balances (organization_id, account_id, day, amount_cents)
+           values ($1, $2, '2026-06-15', 1250), ($1, $3, '2026-06-15', -1250)
+           on conflict (organization_id, account_id, day) do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`,
+          [orgId, debit, credit].sort((a, b) => (a === orgId ? -1 : b === orgId ? 1 : a < b ? -1 : 1)),
+        );
+        await client.query('commit');
+      } catch (err) {
+        await client.query('rollback').catch(() => {});
+        throw err;
       }
-    } finally {
-      client.release();
-    }
-  };
-  await Promise.all(Array.from({ length: connections }, worker));
-  await pool.end();
-  latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / DURATION_S, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+    });
+  } finally {
+    for (const client of clients) client.release();
+    await pool.end();
+  }
+}
+
+/**
+ * What the posting route ends up executing, without HTTP: `postOnce` with a fresh key per call (planning, then the
+ * one prepared posting statement), called from this process through a pool as large as the server's, for the same
+ * body the route is sent. The request hash stands in for the route's (any hash does for a fresh key).
+ */
+async function statementLoad(
+  database: Database,
+  firmId: string,
+  orgId: string,
+  body: string,
+  connections: number,
+): Promise<LoadResult> {
+  const input = headerJournalEntry(JSON.parse(body));
+  const requestHash = createHash('sha256').update(body).digest('hex');
+  const ctx = { firmId, actor: { kind: 'api_key', id: 'bench' } };
+  const receiptOf = (r: { journalEntryId: string; status: string; postedAt: Date }) => ({
+    journalEntryId: r.journalEntryId,
+    status: r.status,
+    postedAt: r.postedAt.toISOString(),
+  });
+  return closedLoop(connections, async () => {
+    const outcome = await postOnce(database.db, { ...ctx, requestId: randomUUID() }, orgId, input, {
+      key: {
+        key: randomUUID(),
+        firmId,
+        organizationId: orgId,
+        route: API_KEYS,
+        formerRoute: `POST ${POSTING_PATH}`,
+        target: `POST ${POSTING_PATH}`,
+        requestHash,
+        retentionHours: 24,
+      },
+      receiptOf,
+    });
+    if (outcome.status !== 201) throw new Error(`posting answered ${outcome.status}`);
+  });
 }
 
 /** Each account's net over [$2, $3] summed from the posted lines, for the account types $4: the plain-SQL report. */
@@ -184,7 +223,8 @@ async function main() {
   await adminQuery(baseUrl as string, `create database ${name}`);
   const url = withDatabase(baseUrl as string, name);
   const database = openDatabase({ url, poolMax: 4 });
-  let server: ChildProcess | undefined;
+  const statementPool = openDatabase({ url, poolMax: POOL_MAX });
+  let server: RunningServer | undefined;
   try {
     await database.migrate();
     const demo = await seedDemo(database.db);
@@ -195,8 +235,12 @@ async function main() {
     const debit = accounts.rows.find((a) => a.code === '6300')?.id as string;
     const credit = accounts.rows.find((a) => a.code === '1000')?.id as string;
 
-    const started = await startServer(url);
-    server = started.child;
+    const started = await startCompiledServer(url, {
+      DB_POOL_MAX: String(POOL_MAX),
+      // Delivery runs in its own process here, as when scaled out; the posting still writes its outbox rows.
+      WEBHOOK_WORKER: 'false',
+    });
+    server = started;
     const headers = { authorization: `Bearer ${demo.apiKey}`, 'x-organization-id': orgA.id };
     const body = JSON.stringify({
       txnDate: '2026-06-15',
@@ -207,7 +251,6 @@ async function main() {
       ],
     });
 
-    const rows: string[] = [];
     for (const c of [10, 50]) {
       await httpLoad(started.base, headers, body, c); // warm-up
       // Each side starts from a vacuumed database with current planner statistics, as autovacuum keeps a live one
@@ -216,12 +259,21 @@ async function main() {
       const http = await httpLoad(started.base, headers, body, c);
       await database.db.execute(sql`vacuum analyze`);
       const plain = await sqlLoad(url, orgA.id, debit, credit, c);
-      rows.push(
+      await statementLoad(statementPool, demo.firmId, orgA.id, body, c); // warm-up
+      await database.db.execute(sql`vacuum analyze`);
+      const statement = await statementLoad(statementPool, demo.firmId, orgA.id, body, c);
+      process.stdout.write(
         `posting c=${c}: route ${fmt(http.rps)} req/s p50 ${fmt(http.p50)} ms p99 ${fmt(http.p99)} ms (errors ${http.errors}) | ` +
-          `plain SQL ${fmt(plain.rps)} tx/s p50 ${fmt(plain.p50)} ms p99 ${fmt(plain.p99)} ms | ratio ${fmt(http.rps / plain.rps, 2)}`,
+          `plain SQL ${fmt(plain.rps)} tx/s p50 ${fmt(plain.p50)} ms p99 ${fmt(plain.p99)} ms | ratio ${fmt(http.rps / plain.rps, 2)}\n` +
+          `posting c=${c}: its own statement (postOnce from this process, pool of ${POOL_MAX}) ${fmt(statement.rps)} /s ` +
+          `p50 ${fmt(statement.p50)} ms p99 ${fmt(statement.p99)} ms (errors ${statement.errors}) | ` +
+          `route ÷ statement ${fmt(http.rps / statement.rps, 2)} (goal at least ${STATEMENT_RATIO_GOAL})\n`,
       );
-      process.stdout.write(`${rows[rows.length - 1]}\n`);
     }
+    process.stdout.write(
+      `compiled server peak RSS under the posting load: ${fmt(peakRssMb(started.child.pid as number))} MB ` +
+        `(goal under ${RSS_GOAL_MB} MB)\n`,
+    );
 
     // A large ledger in the second organization: LINES posted lines over ACCOUNTS accounts and YEARS years, then
     // LARGE_LINES. Each report is timed over HTTP and beside the same figures summed by plain SQL over the lines.
@@ -298,9 +350,14 @@ async function main() {
     } finally {
       await plain.end();
     }
-    process.stdout.write(`server peak RSS: ${fmt(peakRssMb(server.pid as number))} MB\n`);
+    if (LINES > 0) {
+      process.stdout.write(
+        `compiled server peak RSS after the reports: ${fmt(peakRssMb(started.child.pid as number))} MB\n`,
+      );
+    }
   } finally {
-    server?.kill('SIGTERM');
+    await server?.stop();
+    await statementPool.close();
     await database.close();
     await new Promise((r) => setTimeout(r, 500));
     await adminQuery(baseUrl as string, `drop database if exists ${name} with (force)`);
