@@ -115,7 +115,7 @@ benchOnFreshDatabase('opening_balances', 4, async (database, url) => {
     const viaJson = await route('application/json', json, '');
     const viaCsv = await route('text/csv', csv, '?date=2026-01-01&createMissingAccounts=true');
     const lines = [
-      `opening balances of ${ACCOUNTS} new accounts (createMissingAccounts), dev server, median of ${RUNS}`,
+      `opening balances of ${ACCOUNTS} new accounts (createMissingAccounts), compiled server, median of ${RUNS}`,
       `  plain SQL insert of the accounts and a posted ${ACCOUNTS + 1}-line entry: ${base.toFixed(0)} ms (baseline)`,
       `  POST opening-balances, JSON: ${viaJson.toFixed(0)} ms = ${(viaJson / base).toFixed(1)}x the baseline`,
       `  POST opening-balances, CSV:  ${viaCsv.toFixed(0)} ms = ${(viaCsv / base).toFixed(1)}x the baseline`,
