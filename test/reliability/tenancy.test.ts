@@ -12,6 +12,7 @@ import { rowsOf } from '@firm/db';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addUser, type CookieJar, FORM, form, hiddenFields, signIn } from '../../apps/api/src/routes/oauth/fixtures';
 import { createOtherFirm, createTestApp, type TestApp } from '../../apps/api/src/testing';
 import { firmChecksum, idsByTable, type Json, type Operation, operationsOf } from './openapi';
 
@@ -19,6 +20,11 @@ const MARKER = 'VICTIMDATA';
 
 let t: TestApp;
 let attacker: Awaited<ReturnType<typeof createOtherFirm>>;
+/** The attacker firm's owner signed in through the sign-in page, and the CSRF token of that session. */
+let attackerSession: { jar: CookieJar; csrf: string };
+
+/** A browser page (the approvers' pages, sign-in): reached with a session cookie and forms, never a bearer token. */
+const isPage = (op: Operation) => !/^\/(api|agent|mcp)(\/|$)/.test(op.path);
 /** The victim's ids by table. */
 let victimIds: Map<string, string[]>;
 let allVictimIds: Set<string>;
@@ -173,7 +179,8 @@ interface Call {
 
 /** The calls of one operation: each victim resource in the path, the victim's organization in the header, ids in the body and the query. */
 function callsOf(op: Operation, ownOrg: string): Call[] {
-  const base = { authorization: attacker.authorization };
+  const page = isPage(op);
+  const base: Record<string, string> = page ? attackerSession.jar.header() : { authorization: attacker.authorization };
   const pathParams = op.params.filter((p) => p.in === 'path');
   const headerOrg = op.params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'x-organization-id');
   const idempotent = op.params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
@@ -182,7 +189,14 @@ function callsOf(op: Operation, ownOrg: string): Call[] {
     ...(headerOrg ? { 'x-organization-id': org } : {}),
     ...(idempotent ? { 'idempotency-key': randomUUID() } : {}),
   });
-  const body = op.body ? valueOf(op.body, 'body') : undefined;
+  // A page's form carries the session's CSRF token, so a refusal can only come from the id.
+  const body = page
+    ? op.method === 'POST'
+      ? { csrf_token: attackerSession.csrf, note: 'sweep' }
+      : undefined
+    : op.body
+      ? valueOf(op.body, 'body')
+      : undefined;
   const fill = (values: (p: Operation['params'][number]) => string) =>
     op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
       const p = pathParams.find((x) => x.name === name);
@@ -243,6 +257,10 @@ beforeAll(async () => {
   });
   await seedVictim(t.app);
   attacker = await createOtherFirm(t.database.db, 'attacker');
+  await addUser(t.database.db, attacker.firmId, 'owner', 'owner@attacker.test');
+  const jar = await signIn(t.app, 'owner@attacker.test');
+  const login = await t.app.inject({ method: 'GET', url: '/login', headers: jar.header() });
+  attackerSession = { jar, csrf: hiddenFields(login.body).csrf_token as string };
   victimIds = await collectVictimIds();
   allVictimIds = new Set([...victimIds.values()].flat());
 }, 180_000);
@@ -260,8 +278,15 @@ describe('tenancy sweep over the OpenAPI document', () => {
         const res = await t.app.inject({
           method: call.op.method as 'GET',
           url: call.url,
-          headers: { ...call.headers, ...(call.payload !== undefined ? { 'content-type': 'application/json' } : {}) },
-          ...(call.payload !== undefined ? { payload: JSON.stringify(call.payload) } : {}),
+          headers: {
+            ...call.headers,
+            ...(call.payload === undefined ? {} : isPage(call.op) ? FORM : { 'content-type': 'application/json' }),
+          },
+          ...(call.payload === undefined
+            ? {}
+            : {
+                payload: isPage(call.op) ? form(call.payload as Record<string, string>) : JSON.stringify(call.payload),
+              }),
         });
         counts.calls++;
         counts[call.position]++;
