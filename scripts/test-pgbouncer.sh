@@ -35,6 +35,4 @@ DATABASE_MIGRATION_URL="$DATABASE_URL" DATABASE_URL="$pooled" DATABASE_POOL_MODE
   apps/api/src/plugins/idempotency.test.ts packages/identity/src/api-keys.test.ts \
   packages/gateway/src/audit.test.ts packages/gateway/src/service.test.ts apps/api/src/routes/gateway/gateway.test.ts \
   packages/banking/src/banking.test.ts packages/banking/src/feeds/feeds.test.ts \
-  apps/api/src/routes/bank-feeds/bank-feeds.test.ts \
-  packages/webhooks/src/delivery.test.ts apps/api/src/routes/webhooks/webhooks.test.ts \
-  apps/api/src/routes/webhooks/delivery.test.ts
+  packages/webhooks/src/delivery.test.ts apps/api/src/routes/webhooks/delivery.test.ts
