@@ -8,7 +8,7 @@ import {
   openDocuments,
   possibleDuplicateDocuments,
 } from '@firm/documents';
-import { accountPeriodFigures, draftEntriesDated, scheduledEntriesBehind } from '@firm/ledger';
+import { accountPeriodFigures, draftEntriesDated, isSuspenseAccountName, scheduledEntriesBehind } from '@firm/ledger';
 import { type FirmRuleSettings, firmRuleSettings } from './settings';
 
 export type Severity = 'blocking' | 'advisory';
@@ -81,7 +81,6 @@ function monthsSpanned(start: string, end: string): number {
 
 /** The trailing periods the spike rule averages over. */
 const TRAILING_PERIODS = 3;
-const SUSPENSE_NAME = /suspense|uncategori[sz]ed|ask my accountant/i;
 
 /**
  * The books' reads a checklist needs, each made at most once per computation however many rules share it (the
@@ -206,7 +205,7 @@ export const CLOSE_RULES: CloseRule[] = [
     thresholds: {},
     async find(books) {
       return (await books.accounts())
-        .filter((a) => SUSPENSE_NAME.test(a.name) && a.balanceCents !== 0)
+        .filter((a) => isSuspenseAccountName(a.name) && a.balanceCents !== 0)
         .map((a) => ({
           message: `${a.code} ${a.name} holds ${money(a.balanceCents)} (debit-positive) at ${books.period.periodEnd}`,
           evidence: [{ type: 'Account', id: a.id }],

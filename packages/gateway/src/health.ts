@@ -2,7 +2,7 @@ import { isDomainError } from '@firm/core';
 import type { Executor } from '@firm/db';
 import type { PlatformAdapter, PlatformRecord } from '@firm/platform';
 import { agingReport } from '@firm/documents';
-import { accountNetsAsOf, booksClosedThrough, draftEntryCounts } from '@firm/ledger';
+import { accountNetsAsOf, booksClosedThrough, draftEntryCounts, isSuspenseAccountName } from '@firm/ledger';
 import type { Client } from './clients';
 
 export type Severity = 'high' | 'medium' | 'low' | 'info';
@@ -47,13 +47,9 @@ export interface HealthScan {
   findings: Finding[];
 }
 
-const SUSPENSE = ['%suspense%', '%uncategori%', '%ask my accountant%'];
-
 const addDays = (date: string, days: number) =>
   new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
-const isSuspense = (accountName: string) =>
-  SUSPENSE.some((p) => new RegExp(p.replaceAll('%', '.*'), 'i').test(accountName));
 const base = (id: string) => `/acct/clients/${id}`;
 
 /**
@@ -72,7 +68,7 @@ async function platformFindings(client: Client, platform: PlatformAdapter, asOf:
     const accountName = String(a.Name ?? '');
     const evidence = { accountId: a.Id, code: String(a.AcctNum ?? ''), name: accountName, balance };
     const ledger = { method: 'GET' as const, path: `${base(client.id)}/reports/general-ledger?accountId=${a.Id}` };
-    if (isSuspense(accountName) && balance !== 0) {
+    if (isSuspenseAccountName(accountName) && balance !== 0) {
       findings.push({
         ...of,
         code: 'SUSPENSE_BALANCE',
@@ -177,7 +173,7 @@ export async function healthScan(
       method: 'GET' as const,
       path: `${base(a.organization_id)}/reports/general-ledger?accountId=${a.id}`,
     };
-    if (isSuspense(a.name) && net !== 0) {
+    if (isSuspenseAccountName(a.name) && net !== 0) {
       findings.push({
         clientId: a.organization_id,
         clientName: name(a.organization_id),

@@ -279,3 +279,9 @@ export async function deleteAccount(tx: Tx, ctx: LedgerContext, organizationId: 
   if (!deleted) throw notFound();
   await accountEvent(tx, ctx, 'account.deleted', deleted, { code: deleted.code, name: deleted.name });
 }
+
+/**
+ * Whether an account's name says it holds what waits to be sorted: suspense, uncategorized (or uncategorised) or
+ * "ask my accountant". The chart templates mark no such account by type or code, so its name tells.
+ */
+export const isSuspenseAccountName = (name: string): boolean => /suspense|uncategori|ask my accountant/i.test(name);

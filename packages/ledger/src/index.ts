@@ -10,6 +10,7 @@ export {
   listAccounts,
   presentAccount,
   updateAccount,
+  isSuspenseAccountName,
 } from './accounts';
 export type { Account } from './accounts';
 export { rollupRows } from './balances';
