@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { type RunningServer, root, startServer } from '../test/reliability/server';
+import { type RunningServer, root, shippedNodeArgs, startServer } from '../test/reliability/server';
 
 const SERVER = join(root, 'dist', 'server.js');
 
@@ -27,8 +27,8 @@ function distIsFresh(): boolean {
 }
 
 /**
- * Starts the server as it ships: `npm run build`'s dist/server.js run as `start:prod` runs it (source maps, the
- * 192 MB heap cap), on a free port. The build runs first unless dist/ is newer than every source, so `npm run bench`
+ * Starts the server as it ships: `npm run build`'s dist/server.js run with `start:prod`'s node flags (source maps,
+ * the 192 MB heap cap, 8 MB semispaces), on a free port. The build runs first unless dist/ is newer than every source, so `npm run bench`
  * builds once and its later scripts reuse it, and one script run alone still measures the current code.
  */
 export async function startCompiledServer(
@@ -36,5 +36,5 @@ export async function startCompiledServer(
   env: Record<string, string> = {},
 ): Promise<RunningServer> {
   if (!distIsFresh()) await promisify(execFile)(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root });
-  return startServer(databaseUrl, { args: ['--enable-source-maps', '--max-old-space-size=192', SERVER], env });
+  return startServer(databaseUrl, { args: [...shippedNodeArgs(), SERVER], env });
 }

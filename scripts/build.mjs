@@ -23,6 +23,7 @@ await build({
   target: `node${pkg.engines.node.replace(/[^0-9.]/g, '').split('.')[0]}`,
   external: Object.keys(pkg.dependencies),
   sourcemap: true,
+  sourcesContent: false,
   logLevel: 'warning',
 });
 process.stdout.write('built dist/server.js, dist/worker.js, dist/cli.js\n');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { shippedNodeArgs } from './reliability/server';
 
 /**
  * The image and compose file cannot be built on machines without a Docker engine; these checks read them and hold
@@ -30,6 +31,15 @@ describe('the Dockerfile', () => {
     expect(runtime).not.toMatch(/tsx|npx|npm (run|start)/);
     expect(runtime).toMatch(/^FROM node:(22|24)-/m);
     expect(runtime).toMatch(/HEALTHCHECK[\s\S]*\/api\/ready/);
+  });
+
+  it('gives node the flags `npm run start:prod` gives it, between NODE_OPTIONS and CMD', () => {
+    const options = /^ENV NODE_OPTIONS="?([^"\n]*)"?$/m.exec(runtime)?.[1] ?? '';
+    const cmd = /^CMD \["node", (.*), "dist\/server\.js"\]$/m.exec(runtime)?.[1] ?? '';
+    const image = [...options.split(/\s+/), ...cmd.split(/,\s*/).map((f) => JSON.parse(f) as string)].filter(Boolean);
+    expect(image.sort()).toEqual([...shippedNodeArgs()].sort());
+    expect(shippedNodeArgs()).toContain('--enable-source-maps');
+    expect(shippedNodeArgs().some((f) => f.startsWith('--max-old-space-size='))).toBe(true);
   });
 
   it('ships production dependencies only, and only what the build stage made after lint and typecheck', () => {

@@ -18,9 +18,14 @@ import { createApiKey } from '@firm/identity';
 import { postBulkEntries } from '@firm/ledger/testing';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root, type RunningServer, startServer } from './server';
+import { root, type RunningServer, shippedNodeArgs, startServer } from './server';
 
-const HEAP_MB = 192;
+/** The image's heap cap, from the flags it runs the server with. */
+const HEAP_MB = Number(
+  shippedNodeArgs()
+    .find((f) => f.startsWith('--max-old-space-size='))
+    ?.split('=')[1],
+);
 const LINES = 100_000;
 const HEALTH_BOUND_MS = 1000;
 const WHOLE = 'startDate=1900-01-01&endDate=2030-12-31';
@@ -163,7 +168,7 @@ async function warmUp(base: string) {
 /** Runs the requests together against a server with the heap cap, watching its health and memory. */
 async function underLoad(env: Record<string, string>, requests: (base: string) => Promise<Answer>[]) {
   const server: RunningServer = await startServer(database.url as string, {
-    args: [`--max-old-space-size=${HEAP_MB}`, join(root, 'dist', 'server.js')],
+    args: [...shippedNodeArgs(), join(root, 'dist', 'server.js')],
     env: { LOG_LEVEL: 'error', METRICS_TOKEN, ...env },
   });
   await warmUp(server.base);

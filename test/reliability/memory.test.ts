@@ -13,18 +13,11 @@ import autocannon from 'autocannon';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { seedDemo } from '@firm/demo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root, type RunningServer, startServer } from './server';
+import { root, type RunningServer, shippedNodeArgs, startServer } from './server';
 
 const LOAD_SECONDS = Number(process.env.RELIABILITY_LOAD_SECONDS ?? 15);
 const CONNECTIONS = 20;
 const LIMIT_MB = 300;
-
-/** The heap cap the image gives the server (NODE_OPTIONS in the Dockerfile): the server runs here as it runs there. */
-function imageHeapMb(): number {
-  const heap = /NODE_OPTIONS=--max-old-space-size=(\d+)/.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1];
-  if (!heap) throw new Error('the Dockerfile sets no NODE_OPTIONS=--max-old-space-size');
-  return Number(heap);
-}
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -45,7 +38,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   const seeded = await seedDemo(database.db, {});
   server = await startServer(database.url as string, {
-    args: [`--max-old-space-size=${imageHeapMb()}`, join(root, 'dist', 'server.js')],
+    args: [...shippedNodeArgs(), join(root, 'dist', 'server.js')],
   });
   base = server.base;
   const apiKey = seeded.apiKey;

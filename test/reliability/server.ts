@@ -1,7 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const root = join(import.meta.dirname, '..', '..');
+
+/**
+ * The node flags the compiled server ships with: those of `npm run start:prod` (package.json), which the image's
+ * NODE_OPTIONS and CMD repeat (test/packaging.test.ts holds them equal), so what is measured is what runs.
+ */
+export function shippedNodeArgs(): string[] {
+  const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+    .scripts;
+  const flags = /^exec node ((?:--\S+\s+)*)dist\/server\.js$/.exec(scripts['start:prod'] ?? '')?.[1];
+  if (flags === undefined) throw new Error('start:prod is not `exec node <flags> dist/server.js`');
+  return flags.split(/\s+/).filter(Boolean);
+}
 
 /** How much of a process's output is kept for a failure's report. */
 const OUTPUT_KEPT = 64 * 1024;

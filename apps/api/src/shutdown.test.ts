@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { shippedNodeArgs } from '../../../test/reliability/server';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -94,7 +95,7 @@ describe('SIGTERM to the process that was started', () => {
 
   it('node dist/server.js (the image): the same, on the compiled build', async () => {
     await promisify(execFile)(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root });
-    await drainsOnSigterm(process.execPath, ['--enable-source-maps', join(root, 'dist', 'server.js')]);
+    await drainsOnSigterm(process.execPath, [...shippedNodeArgs(), join(root, 'dist', 'server.js')]);
   }, 180_000);
 });
 
