@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Format, registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import { Format, registerAjvFormats } from '@fastify/type-provider-typebox';
 import { type Aggregator, PlaidAggregator } from '@firm/banking';
 import { isIsoTimestamp } from '@firm/core';
 import { type Database, DatabaseStatus } from '@firm/db';
@@ -57,6 +57,7 @@ import { taxRateRoutes } from './routes/tax-rates/index';
 import { webhookRoutes } from './routes/webhooks/index';
 import { userRoutes } from './routes/users/index';
 import { apiKeyRoutes } from './routes/api-keys/index';
+import { validatorCompiler } from './validation';
 import './types';
 
 export interface AppDeps {
@@ -113,7 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     trustProxy: trustProxyOf(config.TRUST_PROXY),
   });
-  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.setValidatorCompiler(validatorCompiler);
   // Request bodies are JSON only; anything else is 415 rather than a string the schema rejects.
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);

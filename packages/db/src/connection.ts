@@ -266,10 +266,17 @@ export function preparedStatement<T>(
   query: SQL,
 ): (db: Executor, values: StatementValues) => Promise<T[]> {
   let built: Query | undefined;
+  // Drizzle's prepared query for each session (the pool's, a transaction's) it has run on: made once, not per call.
+  const prepared = new WeakMap<object, ReturnType<DrizzleInternals['session']['prepareQuery']>>();
   return async (db, values) => {
-    const internals = db as unknown as DrizzleInternals;
-    built ??= internals.dialect.sqlToQuery(query);
-    return rowsOf<T>(await internals.session.prepareQuery(built, undefined, name, false).execute(values));
+    const { dialect, session } = db as unknown as DrizzleInternals;
+    built ??= dialect.sqlToQuery(query);
+    let statement = prepared.get(session);
+    if (!statement) {
+      statement = session.prepareQuery(built, undefined, name, false);
+      prepared.set(session, statement);
+    }
+    return rowsOf<T>(await statement.execute(values));
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { type FastifyPluginAsyncTypebox, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import { type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DomainError } from '@firm/core';
 import {
   discardImport,
@@ -24,6 +24,7 @@ import {
 } from '../../plugins/idempotency';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
+import { validatorCompiler } from '../../validation';
 import {
   CompanyParams,
   ImportErrorList,
@@ -80,7 +81,7 @@ export const importRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return payload;
       },
       // The body is the file, read by the handler: only the parameters, query and headers are validated up front.
-      validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : TypeBoxValidatorCompiler(route)),
+      validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : validatorCompiler(route)),
       schema: {
         tags,
         summary: 'Import journal history or a chart of accounts from a file',
