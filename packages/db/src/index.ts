@@ -32,3 +32,5 @@ export * from './schema/index';
 export { claimDataDir, DataDirInUseError, runInOwner } from './owner';
 export type { DataDirOwner } from './owner';
 export { DatabaseStatus } from './status';
+export { DISTRIBUTION, distributionColumn } from './distribution';
+export type { Placement } from './distribution';
