@@ -297,6 +297,9 @@ DROP INDEX "idempotency_keys_firm_key";
 --> statement-breakpoint
 CREATE INDEX "idempotency_keys_firm_key_idx" ON "idempotency_keys" ("firm_id", "key") WHERE "route" = 'firm';
 --> statement-breakpoint
+-- The runs' unique key now leads with organization_id and serves what this index did.
+DROP INDEX "scheduled_entry_runs_schedule_idx";
+--> statement-breakpoint
 -- An aggregator's webhook names its item: the connections of the item are found by it, in any organization.
 CREATE INDEX "bank_feed_connections_item_idx" ON "bank_feed_connections" ("provider", "item_id");
 --> statement-breakpoint
@@ -384,7 +387,7 @@ ALTER TABLE "close_comments" ADD CONSTRAINT "close_comments_close_fk" FOREIGN KE
 --> statement-breakpoint
 ALTER TABLE "close_evidence" ADD CONSTRAINT "close_evidence_close_fk" FOREIGN KEY ("organization_id", "close_id") REFERENCES "closes"("organization_id", "id");
 --> statement-breakpoint
-ALTER TABLE "scheduled_entry_runs" ADD CONSTRAINT "scheduled_entry_runs_journal_entry_fk" FOREIGN KEY ("organization_id", "journal_entry_id") REFERENCES "journal_entries"("organization_id", "id");
+ALTER TABLE "scheduled_entry_runs" ADD CONSTRAINT "scheduled_entry_runs_entry_fk" FOREIGN KEY ("organization_id", "journal_entry_id") REFERENCES "journal_entries"("organization_id", "id");
 --> statement-breakpoint
 ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_subscription_fk" FOREIGN KEY ("firm_id", "subscription_id") REFERENCES "webhook_subscriptions"("firm_id", "id") ON DELETE CASCADE;
 --> statement-breakpoint

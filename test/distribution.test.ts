@@ -1,6 +1,8 @@
+import * as schema from '@firm/db';
 import { DISTRIBUTION, type Placement, rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { sql } from 'drizzle-orm';
+import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -178,6 +180,60 @@ describe('a reference or global table', () => {
           `${fk.table}: foreign key ${fk.name} to ${fk.target}: a ${DISTRIBUTION[fk.table]?.kind ?? 'unplaced'} table ` +
           'cannot refer to a distributed one',
       );
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('the Drizzle schema', () => {
+  const configs = (Object.values(schema) as unknown[])
+    .filter((t: unknown): t is PgTable => t instanceof PgTable)
+    .map((t) => getTableConfig(t));
+
+  it('declares the primary keys the database has', () => {
+    const problems: string[] = [];
+    for (const c of configs) {
+      const declared =
+        c.primaryKeys[0]?.columns.map((col) => col.name) ??
+        c.columns.filter((col) => col.primary).map((col) => col.name);
+      const actual = constraints.find((k) => k.table === c.name && k.type === 'p')?.columns ?? [];
+      if (declared.join(',') !== actual.join(','))
+        problems.push(
+          `${c.name}: Drizzle declares primary key (${declared.join(', ')}), the database has (${actual.join(', ')})`,
+        );
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('declares foreign keys and unique constraints the database has, on the same columns', () => {
+    const problems: string[] = [];
+    for (const c of configs) {
+      // By what they join rather than by name: a column's `.references()` is named by Postgres in older migrations.
+      for (const fk of c.foreignKeys) {
+        const ref = fk.reference();
+        const columns = ref.columns.map((col) => col.name).join(', ');
+        const target = `${getTableConfig(ref.foreignTable).name}(${ref.foreignColumns.map((col) => col.name).join(', ')})`;
+        const found = constraints.some(
+          (k) =>
+            k.table === c.name &&
+            k.type === 'f' &&
+            k.columns.join(', ') === columns &&
+            `${k.target}(${k.targetColumns?.join(', ')})` === target,
+        );
+        if (!found)
+          problems.push(
+            `${c.name}: Drizzle declares foreign key ${fk.getName()} (${columns}) -> ${target}, the database has none`,
+          );
+      }
+      for (const u of c.uniqueConstraints) {
+        const name = u.getName();
+        const actual = constraints.find((k) => k.table === c.name && k.type === 'u' && k.name === name);
+        const columns = u.columns.map((col) => col.name).join(', ');
+        if (actual?.columns.join(', ') !== columns)
+          problems.push(
+            `${c.name}: unique ${name} (${columns}) in Drizzle, (${actual?.columns.join(', ') ?? 'none'}) in the database`,
+          );
+      }
+    }
     expect(problems).toEqual([]);
   });
 });

@@ -260,7 +260,10 @@ export async function signOffItem(
   await tx
     .insert(closeSignoffs)
     .values({ closeId, organizationId, itemKey, kind: item.kind, ...signoff })
-    .onConflictDoUpdate({ target: [closeSignoffs.closeId, closeSignoffs.itemKey], set: signoff });
+    .onConflictDoUpdate({
+      target: [closeSignoffs.organizationId, closeSignoffs.closeId, closeSignoffs.itemKey],
+      set: signoff,
+    });
   await recordEvent(tx, ctx, {
     organizationId,
     action: 'close.item_signed_off',

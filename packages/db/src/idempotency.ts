@@ -13,8 +13,8 @@ export const API_KEYS = 'api';
 
 /**
  * The firm's key space: requests of the firm that create an organization (a new company), which no organization
- * names yet. The record is kept under the organization the request created (the unique index
- * `idempotency_keys_firm_key` makes it one record per firm and key).
+ * names yet. The record is kept under the organization the request created (the key's advisory lock, which every
+ * writer under it takes before reading it, makes it one record per firm and key).
  */
 export const FIRM_KEYS = 'firm';
 
@@ -114,10 +114,7 @@ export const idempotencyInProgress = () =>
 /** Whether an error is the insert of a key's record that another request stored first. */
 export const isKeyTaken = (err: unknown) => {
   const pgErr = pgErrorOf(err);
-  return (
-    pgErr?.code === '23505' &&
-    (pgErr.constraint === 'idempotency_keys_pkey' || pgErr.constraint === 'idempotency_keys_firm_key')
-  );
+  return pgErr?.code === '23505' && pgErr.constraint === 'idempotency_keys_pkey';
 };
 
 /** Deletes the key's expired record, which the purge has not removed yet. */

@@ -354,10 +354,17 @@ export async function postStagedBatch(
 }
 
 /** The last entry number of the next batch after `after`: whole entries, about `batchRows` rows. */
-async function nextBatchEnd(db: Executor, importId: string, after: number, batchRows: number): Promise<number | null> {
+async function nextBatchEnd(
+  db: Executor,
+  organizationId: string,
+  importId: string,
+  after: number,
+  batchRows: number,
+): Promise<number | null> {
   const [row] = rowsOf<{ through: number | null }>(
     await db.execute(sql`select max(entry_no) as through from (
-        select entry_no from import_rows where import_id = ${importId} and entry_no > ${after}
+        select entry_no from import_rows
+        where organization_id = ${organizationId} and import_id = ${importId} and entry_no > ${after}
         order by entry_no, line_no limit ${batchRows}) b`),
   );
   return row?.through ?? null;
@@ -411,7 +418,7 @@ export async function runNextImport(
   let after = claimed.posted_through_entry;
   try {
     for (;;) {
-      const through = await nextBatchEnd(db, id, after, batchRows);
+      const through = await nextBatchEnd(db, organizationId, id, after, batchRows);
       if (through === null) break;
       const progress = await db.transaction(async (tx) => {
         const posted = await postStagedBatch(tx, ctx, id, organizationId, after, through);

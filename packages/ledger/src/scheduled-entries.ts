@@ -461,7 +461,7 @@ async function runOccurrence(tx: Db, t: Row, now: Date): Promise<'posted' | 'fai
           journalEntryId,
         })
         .onConflictDoUpdate({
-          target: [scheduledEntryRuns.scheduleId, scheduledEntryRuns.occurrence],
+          target: [scheduledEntryRuns.organizationId, scheduledEntryRuns.scheduleId, scheduledEntryRuns.occurrence],
           set: {
             status: 'posted',
             journalEntryId,
@@ -502,7 +502,7 @@ async function runOccurrence(tx: Db, t: Row, now: Date): Promise<'posted' | 'fai
         errorMessage: err.message,
       })
       .onConflictDoUpdate({
-        target: [scheduledEntryRuns.scheduleId, scheduledEntryRuns.occurrence],
+        target: [scheduledEntryRuns.organizationId, scheduledEntryRuns.scheduleId, scheduledEntryRuns.occurrence],
         set: {
           attempts: sql`${scheduledEntryRuns.attempts} + 1`,
           errorCode: err.code,

@@ -117,8 +117,8 @@ export async function dispatchOutbox(db: Db, options: { now: Date; batchSize: nu
     if (rows.length > 0) await tx.insert(webhookDeliveries).values(rows);
     await tx.execute(sql`
       update outbox_events set processed_at = ${options.now.toISOString()}::timestamptz
-      where id in (${sql.join(
-        events.map((e) => sql`${e.id}::uuid`),
+      where (organization_id, id) in (${sql.join(
+        events.map((e) => sql`(${e.organization_id}::uuid, ${e.id}::uuid)`),
         sql`, `,
       )})`);
     return events.length;
@@ -138,6 +138,7 @@ export async function outboxLagSeconds(db: Db): Promise<number> {
 
 export interface ClaimedDelivery {
   id: string;
+  firmId: string;
   subscriptionId: string;
   eventId: string;
   eventType: string;
@@ -156,6 +157,7 @@ export interface ClaimedDelivery {
 
 interface ClaimRow {
   id: string;
+  firm_id: string;
   subscription_id: string;
   event_id: string;
   event_type: string;
@@ -193,23 +195,24 @@ export async function claimDeliveries(
           first_attempted_at = coalesce(d.first_attempted_at, ${now}::timestamptz),
           last_attempted_at = ${now}::timestamptz
       from webhook_subscriptions s
-      where s.id = d.subscription_id and d.id in (
-        select c.id from webhook_deliveries c
-        join webhook_subscriptions cs on cs.id = c.subscription_id
+      where s.firm_id = d.firm_id and s.id = d.subscription_id and (d.firm_id, d.id) in (
+        select c.firm_id, c.id from webhook_deliveries c
+        join webhook_subscriptions cs on cs.firm_id = c.firm_id and cs.id = c.subscription_id
         where cs.enabled and c.status = 'pending' and c.next_attempt_at <= ${now}::timestamptz
           and (c.locked_until is null or c.locked_until <= ${now}::timestamptz)
           and not exists (
             select 1 from webhook_deliveries p
-            where p.subscription_id = c.subscription_id and p.status = 'pending' and p.sequence < c.sequence)
+            where p.firm_id = c.firm_id and p.subscription_id = c.subscription_id and p.status = 'pending' and p.sequence < c.sequence)
         order by c.next_attempt_at, c.sequence
         limit ${options.limit}
         for update of c skip locked)
-      returning d.id, d.subscription_id, d.event_id, d.event_type, d.organization_id, d.payload,
+      returning d.id, d.firm_id, d.subscription_id, d.event_id, d.event_type, d.organization_id, d.payload,
         d.event_created_at, d.sequence, d.attempt_count, d.lease_token,
         s.url, s.secret, s.previous_secret, s.previous_secret_expires_at`),
   );
   return rows.map((r) => ({
     id: r.id,
+    firmId: r.firm_id,
     subscriptionId: r.subscription_id,
     eventId: r.event_id,
     eventType: r.event_type,
@@ -299,12 +302,14 @@ async function recordOutcome(
           locked_until = null, lease_token = null,
           last_status_code = ${result.statusCode}::int, last_latency_ms = ${result.latencyMs}::int,
           last_response_body = ${responseBody}, last_error = ${error}
-        where id = ${delivery.id}::uuid and lease_token = ${delivery.leaseToken}::uuid
+        where firm_id = ${delivery.firmId}::uuid and id = ${delivery.id}::uuid
+          and lease_token = ${delivery.leaseToken}::uuid
         returning id`),
     );
     // The lease ran out and another worker took the delivery over; its outcome is the one that counts.
     if (updated.length === 0) return 'lease_lost';
     await tx.insert(webhookDeliveryAttempts).values({
+      firmId: delivery.firmId,
       deliveryId: delivery.id,
       attemptNumber: delivery.attemptCount,
       attemptedAt: delivery.attemptedAt,

@@ -1,7 +1,7 @@
 import { ACCOUNT_SUBTYPE_LIST, ACCOUNT_SUBTYPES, ACCOUNT_TYPES, type AccountSubtype, newId } from '@firm/core';
 import { sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import { boolean, check, pgEnum, pgTable, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, pgEnum, pgTable, primaryKey, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations';
 
 export const accountType = pgEnum('account_type', ['asset', 'liability', 'equity', 'income', 'expense']);
@@ -17,7 +17,7 @@ function subtypeCheck(type: AnyPgColumn, subtype: AnyPgColumn) {
 export const accounts = pgTable(
   'accounts',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -32,8 +32,8 @@ export const accounts = pgTable(
   },
   (t) => [
     unique('accounts_org_code_key').on(t.organizationId, t.code),
-    // Target of the composite foreign key from journal lines: a line can only name an account of its own organization.
-    unique('accounts_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'accounts_pkey', columns: [t.organizationId, t.id] }),
     check('accounts_subtype_matches_type', subtypeCheck(t.type, t.subtype)),
     check('accounts_code_format', sql`${t.code} ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,19}$'`),
   ],

@@ -44,7 +44,7 @@ export const reconciliationStatus = pgEnum('reconciliation_status', ['open', 'fi
 export const bankFeedConnections = pgTable(
   'bank_feed_connections',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -71,8 +71,13 @@ export const bankFeedConnections = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    unique('bank_feed_connections_org_id_key').on(t.organizationId, t.id),
-    unique('bank_feed_connections_item_key').on(t.provider, t.itemId),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'bank_feed_connections_pkey', columns: [t.organizationId, t.id] }),
+    // An aggregator's item ids are its own, unique across organizations; a webhook finds the item's connections.
+    unique('bank_feed_connections_item_key').on(t.organizationId, t.provider, t.itemId),
+    index('bank_feed_connections_item_idx').on(t.provider, t.itemId),
+    // The sync worker claims a requested connection by id, in any organization.
+    index('bank_feed_connections_id_idx').on(t.id),
     index('bank_feed_connections_sync_requested_idx')
       .on(t.syncRequestedAt)
       .where(sql`${t.syncRequestedAt} is not null`),
@@ -103,7 +108,7 @@ export const aggregatorWebhookDeliveries = pgTable(
 export const bankAccounts = pgTable(
   'bank_accounts',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -119,10 +124,11 @@ export const bankAccounts = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    unique('bank_accounts_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'bank_accounts_pkey', columns: [t.organizationId, t.id] }),
     unique('bank_accounts_org_account_key').on(t.organizationId, t.accountId),
     uniqueIndex('bank_accounts_feed_account_key')
-      .on(t.feedConnectionId, t.feedAccountId)
+      .on(t.organizationId, t.feedConnectionId, t.feedAccountId)
       .where(sql`${t.feedConnectionId} is not null`),
     foreignKey({
       name: 'bank_accounts_account_fk',
@@ -147,7 +153,7 @@ export const bankAccounts = pgTable(
 export const reconciliations = pgTable(
   'reconciliations',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -164,9 +170,10 @@ export const reconciliations = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    unique('reconciliations_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'reconciliations_pkey', columns: [t.organizationId, t.id] }),
     uniqueIndex('reconciliations_one_open_key')
-      .on(t.bankAccountId)
+      .on(t.organizationId, t.bankAccountId)
       .where(sql`${t.status} = 'open'`),
     index('reconciliations_org_account_idx').on(t.organizationId, t.bankAccountId, t.statementEndDate),
     foreignKey({
@@ -187,7 +194,7 @@ export const reconciliations = pgTable(
 export const bankTransactions = pgTable(
   'bank_transactions',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -214,9 +221,10 @@ export const bankTransactions = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    unique('bank_transactions_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'bank_transactions_pkey', columns: [t.organizationId, t.id] }),
     uniqueIndex('bank_transactions_external_key')
-      .on(t.bankAccountId, t.externalId)
+      .on(t.organizationId, t.bankAccountId, t.externalId)
       .where(sql`${t.externalId} is not null`),
     index('bank_transactions_org_account_date_idx').on(t.organizationId, t.bankAccountId, t.txnDate, t.id),
     index('bank_transactions_org_date_idx').on(t.organizationId, t.txnDate, t.id),
@@ -266,7 +274,7 @@ export const bankTransactions = pgTable(
 export const bankTransactionLines = pgTable(
   'bank_transaction_lines',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id').notNull(),
     bankTransactionId: uuid('bank_transaction_id').notNull(),
     lineNo: integer('line_no').notNull(),
@@ -280,7 +288,8 @@ export const bankTransactionLines = pgTable(
     taxCents: bigint('tax_cents', { mode: 'number' }).notNull().default(0),
   },
   (t) => [
-    unique('bank_transaction_lines_line_key').on(t.bankTransactionId, t.lineNo),
+    primaryKey({ name: 'bank_transaction_lines_pkey', columns: [t.organizationId, t.id] }),
+    unique('bank_transaction_lines_line_key').on(t.organizationId, t.bankTransactionId, t.lineNo),
     index('bank_transaction_lines_document_idx')
       .on(t.organizationId, t.documentId)
       .where(sql`${t.documentId} is not null`),

@@ -4,6 +4,7 @@ import {
   check,
   customType,
   date,
+  foreignKey,
   index,
   jsonb,
   pgTable,
@@ -28,7 +29,7 @@ export type CloseStatus = 'open' | 'finished' | 'reopened';
 export const closes = pgTable(
   'closes',
   {
-    id: uuid('id').primaryKey(),
+    id: uuid('id').notNull(),
     firmId: uuid('firm_id')
       .notNull()
       .references(() => firms.id),
@@ -52,6 +53,7 @@ export const closes = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
+    primaryKey({ name: 'closes_pkey', columns: [t.organizationId, t.id] }),
     index('closes_org_period_idx').on(t.organizationId, t.periodEnd),
     index('closes_firm_period_idx').on(t.firmId, t.periodEnd),
     uniqueIndex('closes_one_open')
@@ -69,9 +71,7 @@ export const closes = pgTable(
 export const closeSignoffs = pgTable(
   'close_signoffs',
   {
-    closeId: uuid('close_id')
-      .notNull()
-      .references(() => closes.id),
+    closeId: uuid('close_id').notNull(),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -82,17 +82,22 @@ export const closeSignoffs = pgTable(
     signedById: text('signed_by_id').notNull(),
     signedAt: timestamp('signed_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.closeId, t.itemKey] })],
+  (t) => [
+    primaryKey({ name: 'close_signoffs_pkey', columns: [t.organizationId, t.closeId, t.itemKey] }),
+    foreignKey({
+      name: 'close_signoffs_close_fk',
+      columns: [t.organizationId, t.closeId],
+      foreignColumns: [closes.organizationId, closes.id],
+    }),
+  ],
 );
 
 /** A comment on a close or one of its items, by a person or an agent. */
 export const closeComments = pgTable(
   'close_comments',
   {
-    id: uuid('id').primaryKey(),
-    closeId: uuid('close_id')
-      .notNull()
-      .references(() => closes.id),
+    id: uuid('id').notNull(),
+    closeId: uuid('close_id').notNull(),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -102,16 +107,22 @@ export const closeComments = pgTable(
     body: text('body').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('close_comments_close_idx').on(t.closeId, t.createdAt)],
+  (t) => [
+    primaryKey({ name: 'close_comments_pkey', columns: [t.organizationId, t.id] }),
+    index('close_comments_close_idx').on(t.closeId, t.createdAt),
+    foreignKey({
+      name: 'close_comments_close_fk',
+      columns: [t.organizationId, t.closeId],
+      foreignColumns: [closes.organizationId, closes.id],
+    }),
+  ],
 );
 
 /** The files a finished close keeps as its evidence: the financial packet PDF, the checklist, the reconciliations. */
 export const closeEvidence = pgTable(
   'close_evidence',
   {
-    closeId: uuid('close_id')
-      .notNull()
-      .references(() => closes.id),
+    closeId: uuid('close_id').notNull(),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -121,7 +132,14 @@ export const closeEvidence = pgTable(
     sha256: text('sha256').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.closeId, t.name] })],
+  (t) => [
+    primaryKey({ name: 'close_evidence_pkey', columns: [t.organizationId, t.closeId, t.name] }),
+    foreignKey({
+      name: 'close_evidence_close_fk',
+      columns: [t.organizationId, t.closeId],
+      foreignColumns: [closes.organizationId, closes.id],
+    }),
+  ],
 );
 
 /** A firm's own setting of one checklist rule: off (advisory rules only) or with its thresholds tuned. */

@@ -1,6 +1,6 @@
 import { newId } from '@firm/core';
 import { sql } from 'drizzle-orm';
-import { boolean, jsonb, pgEnum, pgTable, text, timestamp, unique, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations';
 
 /** Who a contact is to the organization: someone it sells to, buys from, or both. */
@@ -20,7 +20,7 @@ export interface Address {
 export const contacts = pgTable(
   'contacts',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -36,8 +36,8 @@ export const contacts = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    // Target of the composite foreign keys from documents: a document names a contact of its own organization.
-    unique('contacts_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'contacts_pkey', columns: [t.organizationId, t.id] }),
     // Users pick contacts by name, so two contacts differing only in case would be indistinguishable.
     uniqueIndex('contacts_org_name_key').on(t.organizationId, sql`lower(${t.name})`),
   ],

@@ -10,6 +10,7 @@ import {
   numeric,
   pgEnum,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   unique,
@@ -57,7 +58,7 @@ export const documentStatus = pgEnum('document_status', [
 export const documents = pgTable(
   'documents',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -88,7 +89,8 @@ export const documents = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    unique('documents_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'documents_pkey', columns: [t.organizationId, t.id] }),
     uniqueIndex('documents_org_type_number_key')
       .on(t.organizationId, t.type, t.number)
       .where(sql`${t.number} is not null`),
@@ -136,7 +138,7 @@ export const documents = pgTable(
 export const documentLines = pgTable(
   'document_lines',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id').notNull(),
     documentId: uuid('document_id').notNull(),
     lineNo: integer('line_no').notNull(),
@@ -150,7 +152,8 @@ export const documentLines = pgTable(
     taxCents: bigint('tax_cents', { mode: 'number' }).notNull().default(0),
   },
   (t) => [
-    unique('document_lines_document_line_key').on(t.documentId, t.lineNo),
+    primaryKey({ name: 'document_lines_pkey', columns: [t.organizationId, t.id] }),
+    unique('document_lines_document_line_key').on(t.organizationId, t.documentId, t.lineNo),
     foreignKey({
       name: 'document_lines_document_fk',
       columns: [t.organizationId, t.documentId],
@@ -183,7 +186,7 @@ export const documentLines = pgTable(
 export const documentAllocations = pgTable(
   'document_allocations',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id').notNull(),
     paymentId: uuid('payment_id').notNull(),
     targetId: uuid('target_id').notNull(),
@@ -192,7 +195,8 @@ export const documentAllocations = pgTable(
     voidedAt: timestamp('voided_at', { withTimezone: true }),
   },
   (t) => [
-    unique('document_allocations_payment_target_key').on(t.paymentId, t.targetId),
+    primaryKey({ name: 'document_allocations_pkey', columns: [t.organizationId, t.id] }),
+    unique('document_allocations_payment_target_key').on(t.organizationId, t.paymentId, t.targetId),
     index('document_allocations_target_idx').on(t.organizationId, t.targetId),
     foreignKey({
       name: 'document_allocations_payment_fk',

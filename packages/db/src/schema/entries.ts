@@ -9,6 +9,7 @@ import {
   integer,
   pgEnum,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   unique,
@@ -48,7 +49,7 @@ export const entrySource = pgEnum('entry_source', [
 export const journalEntries = pgTable(
   'journal_entries',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -69,7 +70,8 @@ export const journalEntries = pgTable(
     importId: uuid('import_id'),
   },
   (t) => [
-    unique('journal_entries_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'journal_entries_pkey', columns: [t.organizationId, t.id] }),
     index('journal_entries_org_date_idx').on(t.organizationId, t.entryDate, t.id),
     check('journal_entries_posted_at', sql`(${t.status} = 'draft') = (${t.postedAt} is null)`),
     check('journal_entries_voided', sql`(${t.status} = 'void') = (${t.voidedAt} is not null)`),
@@ -92,7 +94,7 @@ export const journalEntries = pgTable(
 export const journalLines = pgTable(
   'journal_lines',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id').notNull(),
     entryId: uuid('entry_id').notNull(),
     lineNo: integer('line_no').notNull(),
@@ -101,6 +103,7 @@ export const journalLines = pgTable(
     amountCents: bigint('amount_cents', { mode: 'number' }).notNull(),
   },
   (t) => [
+    primaryKey({ name: 'journal_lines_pkey', columns: [t.organizationId, t.id] }),
     // Composite keys: a line belongs to an entry and names an account of the same organization.
     foreignKey({
       name: 'journal_lines_entry_fk',
@@ -112,7 +115,7 @@ export const journalLines = pgTable(
       columns: [t.organizationId, t.accountId],
       foreignColumns: [accounts.organizationId, accounts.id],
     }),
-    unique('journal_lines_entry_line_key').on(t.entryId, t.lineNo),
+    unique('journal_lines_entry_line_key').on(t.organizationId, t.entryId, t.lineNo),
     index('journal_lines_account_idx').on(t.accountId),
     // A zero line carries no debit or credit; refusing it keeps every line meaningful and the side unambiguous.
     check('journal_lines_amount_nonzero', sql`${t.amountCents} <> 0`),

@@ -1,6 +1,6 @@
 import { newId } from '@firm/core';
 import { sql } from 'drizzle-orm';
-import { index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { firms } from './firms';
 import { organizations } from './organizations';
 
@@ -11,7 +11,7 @@ import { organizations } from './organizations';
 export const auditEvents = pgTable(
   'audit_events',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     firmId: uuid('firm_id')
       .notNull()
       .references(() => firms.id),
@@ -30,6 +30,7 @@ export const auditEvents = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
+    primaryKey({ name: 'audit_events_pkey', columns: [t.firmId, t.id] }),
     index('audit_events_firm_created_idx').on(t.firmId, t.createdAt.desc()),
     index('audit_events_resource_idx').on(t.resourceType, t.resourceId),
   ],
@@ -42,7 +43,7 @@ export const auditEvents = pgTable(
 export const outboxEvents = pgTable(
   'outbox_events',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     firmId: uuid('firm_id')
       .notNull()
       .references(() => firms.id),
@@ -57,6 +58,7 @@ export const outboxEvents = pgTable(
   },
   // Workers only ever look for pending rows; the partial index stays small however long the history gets.
   (t) => [
+    primaryKey({ name: 'outbox_events_pkey', columns: [t.organizationId, t.id] }),
     index('outbox_events_pending_idx')
       .on(t.createdAt, t.id)
       .where(sql`${t.processedAt} is null`),

@@ -77,7 +77,7 @@ export const recordVersions = pgTable(
 export const agentAuditEvents = pgTable(
   'agent_audit_events',
   {
-    id: uuid('id').primaryKey(),
+    id: uuid('id').notNull(),
     firmId: uuid('firm_id')
       .notNull()
       .references(() => firms.id),
@@ -109,6 +109,7 @@ export const agentAuditEvents = pgTable(
     evidenceSha256: text('evidence_sha256'),
   },
   (t) => [
+    primaryKey({ name: 'agent_audit_events_pkey', columns: [t.firmId, t.id] }),
     unique('agent_audit_events_firm_seq_key').on(t.firmId, t.seq),
     index('agent_audit_events_org_idx').on(t.organizationId, t.seq),
     check('agent_audit_events_outcome', sql`${t.outcome} in ('succeeded', 'refused', 'failed')`),
@@ -162,39 +163,47 @@ export const PROPOSAL_STATUSES = ['pending', 'approved', 'rejected', 'executed',
  * An agent's write that the approval policy held: the request as sent, its dry-run preview, and what became of it
  * (its status moves only forward; a trigger keeps it so).
  */
-export const agentProposals = pgTable('agent_proposals', {
-  id: uuid('id').primaryKey(),
-  firmId: uuid('firm_id')
-    .notNull()
-    .references(() => firms.id),
-  organizationId: uuid('organization_id')
-    .notNull()
-    .references(() => organizations.id),
-  /** The credential that proposed: `api_key` or `oauth_token` (the grant id), and the scopes it had. */
-  actorKind: text('actor_kind').notNull(),
-  actorId: text('actor_id').notNull(),
-  /** The agent the credential belongs to: the OAuth client id, or the API key id. */
-  agentClientId: text('agent_client_id').notNull(),
-  scopes: text('scopes').array().notNull(),
-  entity: text('entity').notNull(),
-  transactionType: text('transaction_type'),
-  operation: text('operation', { enum: ['create', 'update', 'delete'] }).notNull(),
-  targetId: text('target_id'),
-  request: jsonb('request').notNull(),
-  idempotencyKey: text('idempotency_key'),
-  reason: text('reason'),
-  matchedRules: text('matched_rules').array().notNull(),
-  preview: jsonb('preview').notNull(),
-  status: text('status', { enum: PROPOSAL_STATUSES }).notNull().default('pending'),
-  decidedByKind: text('decided_by_kind'),
-  decidedById: text('decided_by_id'),
-  decisionNote: text('decision_note'),
-  decidedAt: timestamp('decided_at', { withTimezone: true }),
-  resultStatus: integer('result_status'),
-  resultBody: jsonb('result_body'),
-  failureCode: text('failure_code'),
-  failureReason: text('failure_reason'),
-  executedAt: timestamp('executed_at', { withTimezone: true }),
-  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-});
+export const agentProposals = pgTable(
+  'agent_proposals',
+  {
+    id: uuid('id').notNull(),
+    firmId: uuid('firm_id')
+      .notNull()
+      .references(() => firms.id),
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    /** The credential that proposed: `api_key` or `oauth_token` (the grant id), and the scopes it had. */
+    actorKind: text('actor_kind').notNull(),
+    actorId: text('actor_id').notNull(),
+    /** The agent the credential belongs to: the OAuth client id, or the API key id. */
+    agentClientId: text('agent_client_id').notNull(),
+    scopes: text('scopes').array().notNull(),
+    entity: text('entity').notNull(),
+    transactionType: text('transaction_type'),
+    operation: text('operation', { enum: ['create', 'update', 'delete'] }).notNull(),
+    targetId: text('target_id'),
+    request: jsonb('request').notNull(),
+    idempotencyKey: text('idempotency_key'),
+    reason: text('reason'),
+    matchedRules: text('matched_rules').array().notNull(),
+    preview: jsonb('preview').notNull(),
+    status: text('status', { enum: PROPOSAL_STATUSES }).notNull().default('pending'),
+    decidedByKind: text('decided_by_kind'),
+    decidedById: text('decided_by_id'),
+    decisionNote: text('decision_note'),
+    decidedAt: timestamp('decided_at', { withTimezone: true }),
+    resultStatus: integer('result_status'),
+    resultBody: jsonb('result_body'),
+    failureCode: text('failure_code'),
+    failureReason: text('failure_reason'),
+    executedAt: timestamp('executed_at', { withTimezone: true }),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: 'agent_proposals_pkey', columns: [t.organizationId, t.id] }),
+    // The expiry job expires a claimed proposal by its id and firm.
+    index('agent_proposals_id_idx').on(t.id),
+  ],
+);

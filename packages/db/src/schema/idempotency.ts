@@ -1,17 +1,5 @@
 import { sql } from 'drizzle-orm';
-import {
-  check,
-  index,
-  integer,
-  jsonb,
-  pgEnum,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { firms } from './firms';
 import { organizations } from './organizations';
 
@@ -55,8 +43,10 @@ export const idempotencyKeys = pgTable(
     primaryKey({ name: 'idempotency_keys_pkey', columns: [t.firmId, t.organizationId, t.route, t.key] }),
     // The purge deletes by expiry.
     index('idempotency_keys_expires_idx').on(t.expiresAt),
-    // A firm's key names one request of the firm, whichever organization it created.
-    uniqueIndex('idempotency_keys_firm_key')
+    // A firm's key names one request of the firm, whichever organization it created: found by firm and key, and kept
+    // to one record by the key's advisory lock, which every writer under it takes (a unique index here could not name
+    // organization_id, the column the table is distributed by).
+    index('idempotency_keys_firm_key_idx')
       .on(t.firmId, t.key)
       .where(sql`${t.route} = 'firm'`),
     check('idempotency_keys_response', sql`(${t.status} = 'completed') = (${t.responseStatus} is not null)`),

@@ -10,7 +10,6 @@ import {
   primaryKey,
   text,
   timestamp,
-  unique,
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
@@ -26,7 +25,7 @@ import { organizations } from './organizations';
 export const imports = pgTable(
   'imports',
   {
-    id: uuid('id').primaryKey(),
+    id: uuid('id').notNull(),
     firmId: uuid('firm_id')
       .notNull()
       .references(() => firms.id),
@@ -60,7 +59,10 @@ export const imports = pgTable(
     lockedUntil: timestamp('locked_until', { withTimezone: true }),
   },
   (t) => [
-    unique('imports_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'imports_pkey', columns: [t.organizationId, t.id] }),
+    // The worker claims a pending import by id, in any organization.
+    index('imports_id_idx').on(t.id),
     index('imports_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
     index('imports_pending_idx')
       .on(t.createdAt)
@@ -103,7 +105,7 @@ export const importRows = pgTable(
     amountCents: bigint('amount_cents', { mode: 'number' }).notNull(),
   },
   (t) => [
-    primaryKey({ name: 'import_rows_pkey', columns: [t.importId, t.entryNo, t.lineNo] }),
+    primaryKey({ name: 'import_rows_pkey', columns: [t.organizationId, t.importId, t.entryNo, t.lineNo] }),
     foreignKey({
       name: 'import_rows_import_fk',
       columns: [t.organizationId, t.importId],
@@ -125,7 +127,7 @@ export const importRowErrors = pgTable(
     message: text('message').notNull(),
   },
   (t) => [
-    primaryKey({ name: 'import_row_errors_pkey', columns: [t.importId, t.seq] }),
+    primaryKey({ name: 'import_row_errors_pkey', columns: [t.organizationId, t.importId, t.seq] }),
     foreignKey({
       name: 'import_row_errors_import_fk',
       columns: [t.organizationId, t.importId],

@@ -8,9 +8,9 @@ import {
   integer,
   pgEnum,
   pgTable,
+  primaryKey,
   text,
   timestamp,
-  unique,
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
@@ -26,7 +26,7 @@ export const itemKind = pgEnum('item_kind', ['service', 'product']);
 export const items = pgTable(
   'items',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -42,7 +42,8 @@ export const items = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    unique('items_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'items_pkey', columns: [t.organizationId, t.id] }),
     uniqueIndex('items_org_name_key').on(t.organizationId, sql`lower(${t.name})`),
     foreignKey({
       name: 'items_income_account_fk',
@@ -63,7 +64,7 @@ export const items = pgTable(
 export const taxRates = pgTable(
   'tax_rates',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -76,7 +77,8 @@ export const taxRates = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    unique('tax_rates_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'tax_rates_pkey', columns: [t.organizationId, t.id] }),
     uniqueIndex('tax_rates_org_name_key').on(t.organizationId, sql`lower(${t.name})`),
     foreignKey({
       name: 'tax_rates_liability_account_fk',

@@ -8,6 +8,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   unique,
@@ -32,7 +33,7 @@ export interface ScheduledLine {
 export const scheduledJournalEntries = pgTable(
   'scheduled_journal_entries',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id),
@@ -60,7 +61,10 @@ export const scheduledJournalEntries = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    unique('scheduled_journal_entries_org_id_key').on(t.organizationId, t.id),
+    // Keyed by organization first (see distribution.ts); the composite foreign keys name it.
+    primaryKey({ name: 'scheduled_journal_entries_pkey', columns: [t.organizationId, t.id] }),
+    // The runner claims a due template by id, in any organization.
+    index('scheduled_journal_entries_id_idx').on(t.id),
     index('scheduled_journal_entries_due_idx')
       .on(t.nextOccurrence)
       .where(sql`${t.status} = 'active'`),
@@ -80,7 +84,7 @@ export const scheduledJournalEntries = pgTable(
 export const scheduledEntryRuns = pgTable(
   'scheduled_entry_runs',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     organizationId: uuid('organization_id').notNull(),
     scheduleId: uuid('schedule_id').notNull(),
     occurrence: date('occurrence', { mode: 'string' }).notNull(),
@@ -94,8 +98,9 @@ export const scheduledEntryRuns = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    unique('scheduled_entry_runs_occurrence_key').on(t.scheduleId, t.occurrence),
-    index('scheduled_entry_runs_schedule_idx').on(t.organizationId, t.scheduleId, t.occurrence),
+    primaryKey({ name: 'scheduled_entry_runs_pkey', columns: [t.organizationId, t.id] }),
+    // Also what a schedule's runs are read by.
+    unique('scheduled_entry_runs_occurrence_key').on(t.organizationId, t.scheduleId, t.occurrence),
     check(
       'scheduled_entry_runs_status',
       sql`${t.status} in ('posted', 'failed')
@@ -108,8 +113,8 @@ export const scheduledEntryRuns = pgTable(
     }),
     foreignKey({
       name: 'scheduled_entry_runs_entry_fk',
-      columns: [t.journalEntryId],
-      foreignColumns: [journalEntries.id],
+      columns: [t.organizationId, t.journalEntryId],
+      foreignColumns: [journalEntries.organizationId, journalEntries.id],
     }),
   ],
 );

@@ -4,11 +4,13 @@ import {
   bigint,
   boolean,
   check,
+  foreignKey,
   index,
   integer,
   jsonb,
   pgEnum,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   unique,
@@ -26,7 +28,7 @@ import { organizations } from './organizations';
 export const webhookSubscriptions = pgTable(
   'webhook_subscriptions',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     firmId: uuid('firm_id')
       .notNull()
       .references(() => firms.id),
@@ -52,7 +54,10 @@ export const webhookSubscriptions = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
+    primaryKey({ name: 'webhook_subscriptions_pkey', columns: [t.firmId, t.id] }),
     index('webhook_subscriptions_firm_idx').on(t.firmId, t.id),
+    // The delivery worker updates a subscription it delivered for by id.
+    index('webhook_subscriptions_id_idx').on(t.id),
     check('webhook_subscriptions_event_types_present', sql`cardinality(${t.eventTypes}) > 0`),
     check('webhook_subscriptions_secret_format', sql`${t.secret} like 'whsec\\_%' or ${t.secret} like 'sealed:v1:%'`),
     check(
@@ -78,13 +83,11 @@ export const webhookDeliveryStatus = pgEnum('webhook_delivery_status', ['pending
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
+    id: uuid('id').notNull().$defaultFn(newId),
     firmId: uuid('firm_id')
       .notNull()
       .references(() => firms.id),
-    subscriptionId: uuid('subscription_id')
-      .notNull()
-      .references(() => webhookSubscriptions.id, { onDelete: 'cascade' }),
+    subscriptionId: uuid('subscription_id').notNull(),
     /** The event id: the outbox row's id, the envelope `id` and the `webhook-id` header. */
     eventId: uuid('event_id').notNull(),
     eventType: text('event_type').notNull(),
@@ -111,8 +114,16 @@ export const webhookDeliveries = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    unique('webhook_deliveries_subscription_sequence_key').on(t.subscriptionId, t.sequence),
-    unique('webhook_deliveries_subscription_event_key').on(t.subscriptionId, t.eventId),
+    primaryKey({ name: 'webhook_deliveries_pkey', columns: [t.firmId, t.id] }),
+    foreignKey({
+      name: 'webhook_deliveries_subscription_fk',
+      columns: [t.firmId, t.subscriptionId],
+      foreignColumns: [webhookSubscriptions.firmId, webhookSubscriptions.id],
+    }).onDelete('cascade'),
+    unique('webhook_deliveries_subscription_sequence_key').on(t.firmId, t.subscriptionId, t.sequence),
+    unique('webhook_deliveries_subscription_event_key').on(t.firmId, t.subscriptionId, t.eventId),
+    // The delivery worker claims deliveries by id, across firms.
+    index('webhook_deliveries_id_idx').on(t.id),
     index('webhook_deliveries_subscription_idx').on(t.subscriptionId, t.id),
     index('webhook_deliveries_pending_idx')
       .on(t.subscriptionId, t.sequence)
@@ -127,10 +138,12 @@ export const webhookDeliveries = pgTable(
 export const webhookDeliveryAttempts = pgTable(
   'webhook_delivery_attempts',
   {
-    id: uuid('id').primaryKey().$defaultFn(newId),
-    deliveryId: uuid('delivery_id')
+    id: uuid('id').notNull().$defaultFn(newId),
+    /** The delivery's firm. */
+    firmId: uuid('firm_id')
       .notNull()
-      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+      .references(() => firms.id),
+    deliveryId: uuid('delivery_id').notNull(),
     /** Counted from 1 since the delivery was queued or last redelivered. */
     attemptNumber: integer('attempt_number').notNull(),
     attemptedAt: timestamp('attempted_at', { withTimezone: true }).notNull(),
@@ -142,6 +155,12 @@ export const webhookDeliveryAttempts = pgTable(
     error: text('error'),
   },
   (t) => [
+    primaryKey({ name: 'webhook_delivery_attempts_pkey', columns: [t.firmId, t.id] }),
+    foreignKey({
+      name: 'webhook_delivery_attempts_delivery_fk',
+      columns: [t.firmId, t.deliveryId],
+      foreignColumns: [webhookDeliveries.firmId, webhookDeliveries.id],
+    }).onDelete('cascade'),
     index('webhook_delivery_attempts_delivery_idx').on(t.deliveryId, t.id),
     check('webhook_delivery_attempts_outcome', sql`${t.outcome} in ('succeeded', 'retrying', 'failed', 'gone')`),
     check('webhook_delivery_attempts_response_excerpt', sql`char_length(${t.responseBody}) <= 1024`),
