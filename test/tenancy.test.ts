@@ -15,7 +15,7 @@ const ACROSS_ORGANIZATIONS: { file: string; statement: string; why: string }[] =
   {
     file: 'packages/banking/src/feeds/requests.ts',
     statement: 'update bank_feed_connections set sync_requested_at',
-    why: "a verified aggregator webhook names the aggregator's item, unique across organizations",
+    why: "a verified aggregator webhook names the aggregator's item, whose ids the aggregator keeps unique",
   },
   {
     file: 'packages/ledger/src/scheduled-entries.ts',
@@ -36,11 +36,6 @@ const ACROSS_ORGANIZATIONS: { file: string; statement: string; why: string }[] =
     file: 'packages/gateway/src/audit.ts',
     statement: 'select distinct firm_id from agent_audit_events',
     why: 'verification walks every firm’s chain',
-  },
-  {
-    file: 'packages/webhooks/src/worker.ts',
-    statement: 'update outbox_events set processed_at',
-    why: 'the delivery worker fans out events of every organization',
   },
   {
     file: 'packages/webhooks/src/worker.ts',
@@ -66,11 +61,6 @@ const ACROSS_ORGANIZATIONS: { file: string; statement: string; why: string }[] =
     file: 'packages/webhooks/src/worker.ts',
     statement: 'from outbox_events where processed_at is null',
     why: 'the outbox lag metric is the whole service’s',
-  },
-  {
-    file: 'packages/imports/src/post.ts',
-    statement: 'select entry_no from import_rows where import_id',
-    why: 'the staged rows of an import the runner claimed, read by its id',
   },
   {
     file: 'packages/imports/src/post.ts',
