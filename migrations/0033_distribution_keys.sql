@@ -99,6 +99,41 @@ ALTER TABLE "webhook_delivery_attempts" ALTER COLUMN "firm_id" SET NOT NULL;
 --> statement-breakpoint
 ALTER TABLE "webhook_delivery_attempts" ADD CONSTRAINT "webhook_delivery_attempts_firm_id_firms_id_fk" FOREIGN KEY ("firm_id") REFERENCES "firms"("id");
 --> statement-breakpoint
+-- Sessions, invitations and OAuth codes and tokens carry their firm, taken from their user or grant: global tables
+-- today (looked up by a secret's hash before the firm is known), ready to join the firm's group once their secrets
+-- name it.
+ALTER TABLE "user_sessions" ADD COLUMN "firm_id" uuid;
+--> statement-breakpoint
+UPDATE "user_sessions" x SET "firm_id" = p."firm_id" FROM "users" p WHERE p."id" = x."user_id";
+--> statement-breakpoint
+ALTER TABLE "user_sessions" ALTER COLUMN "firm_id" SET NOT NULL;
+--> statement-breakpoint
+ALTER TABLE "user_sessions" ADD CONSTRAINT "user_sessions_firm_id_firms_id_fk" FOREIGN KEY ("firm_id") REFERENCES "firms"("id");
+--> statement-breakpoint
+ALTER TABLE "user_invitations" ADD COLUMN "firm_id" uuid;
+--> statement-breakpoint
+UPDATE "user_invitations" x SET "firm_id" = p."firm_id" FROM "users" p WHERE p."id" = x."user_id";
+--> statement-breakpoint
+ALTER TABLE "user_invitations" ALTER COLUMN "firm_id" SET NOT NULL;
+--> statement-breakpoint
+ALTER TABLE "user_invitations" ADD CONSTRAINT "user_invitations_firm_id_firms_id_fk" FOREIGN KEY ("firm_id") REFERENCES "firms"("id");
+--> statement-breakpoint
+ALTER TABLE "oauth_codes" ADD COLUMN "firm_id" uuid;
+--> statement-breakpoint
+UPDATE "oauth_codes" x SET "firm_id" = p."firm_id" FROM "oauth_grants" p WHERE p."id" = x."grant_id";
+--> statement-breakpoint
+ALTER TABLE "oauth_codes" ALTER COLUMN "firm_id" SET NOT NULL;
+--> statement-breakpoint
+ALTER TABLE "oauth_codes" ADD CONSTRAINT "oauth_codes_firm_id_firms_id_fk" FOREIGN KEY ("firm_id") REFERENCES "firms"("id");
+--> statement-breakpoint
+ALTER TABLE "oauth_tokens" ADD COLUMN "firm_id" uuid;
+--> statement-breakpoint
+UPDATE "oauth_tokens" x SET "firm_id" = p."firm_id" FROM "oauth_grants" p WHERE p."id" = x."grant_id";
+--> statement-breakpoint
+ALTER TABLE "oauth_tokens" ALTER COLUMN "firm_id" SET NOT NULL;
+--> statement-breakpoint
+ALTER TABLE "oauth_tokens" ADD CONSTRAINT "oauth_tokens_firm_id_firms_id_fk" FOREIGN KEY ("firm_id") REFERENCES "firms"("id");
+--> statement-breakpoint
 -- Primary keys: (organization_id, id), which also replaces the unique (organization_id, id) the composite foreign
 -- keys named.
 ALTER TABLE "accounts" DROP CONSTRAINT "accounts_pkey";

@@ -28,8 +28,7 @@ const byFirm = { kind: 'firm', column: 'firm_id' } as const;
 
 const LOOKED_UP_BY_HASH =
   'looked up by the hash of a secret (a bearer token, a cookie, a link) before the tenant is known, which must be ' +
-  'unique across firms; it carries firm_id (directly or through its grant or user) to become firm-distributed once ' +
-  'its secrets name their firm';
+  'unique across firms; it carries firm_id, to become firm-distributed once its secrets name their firm';
 
 export const DISTRIBUTION: Readonly<Record<string, Placement>> = {
   // Reference tables.

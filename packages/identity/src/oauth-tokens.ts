@@ -1,6 +1,6 @@
 import { decodeCursor, isScope, isUuid, NOT_FOR_OAUTH, type Page, type Scope, toPage } from '@firm/core';
 import { apiKeys, type Executor, oauthClients, oauthCodes, oauthGrants, oauthTokens, rowsOf, users } from '@firm/db';
-import { and, asc, eq, exists, gt, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, exists, gt, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Credential } from './credentials';
 import type { OAuthClient } from './oauth-clients';
 import { hashSecret, isWellFormedSecret } from './secrets';
@@ -82,6 +82,7 @@ export async function createAuthorizationCode(db: Executor, input: CreateCodeInp
       .returning({ id: oauthGrants.id });
     const grantId = grant?.id as string;
     await tx.insert(oauthCodes).values({
+      firmId: input.firmId,
       grantId,
       codeHash: hashSecret(input.code),
       redirectUri: input.redirectUri,
@@ -143,8 +144,10 @@ export interface IssuedTokens {
 
 /** Stores the hashes of a new access token and (usually) refresh token in a family. */
 export async function saveIssuedTokens(db: Executor, grantId: string, tokens: IssuedTokens): Promise<void> {
-  const rows: (typeof oauthTokens.$inferInsert)[] = [
+  const firmId = sql`(select firm_id from oauth_grants where id = ${grantId})`;
+  const rows: (Omit<typeof oauthTokens.$inferInsert, 'firmId'> & { firmId: SQL })[] = [
     {
+      firmId,
       grantId,
       kind: 'access',
       tokenHash: hashSecret(tokens.accessToken),
@@ -154,6 +157,7 @@ export async function saveIssuedTokens(db: Executor, grantId: string, tokens: Is
   ];
   if (tokens.refreshToken && tokens.refreshTokenExpiresAt) {
     rows.push({
+      firmId,
       grantId,
       kind: 'refresh',
       tokenHash: hashSecret(tokens.refreshToken),

@@ -67,7 +67,14 @@ export async function createSession(
   const expiresAt = new Date(now.getTime() + ttlMs);
   const [row] = await db
     .insert(userSessions)
-    .values({ userId, tokenHash: hashSecret(token), csrfToken, expiresAt, createdAt: now })
+    .values({
+      firmId: sql`(select firm_id from users where id = ${userId})`,
+      userId,
+      tokenHash: hashSecret(token),
+      csrfToken,
+      expiresAt,
+      createdAt: now,
+    })
     .returning({ id: userSessions.id });
   return { token, session: { id: row?.id as string, csrfToken, expiresAt } };
 }

@@ -10,7 +10,7 @@ import {
   userSessions,
   users,
 } from '@firm/db';
-import { and, asc, eq, gt, inArray, isNotNull, isNull, ne } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNotNull, isNull, ne, sql } from 'drizzle-orm';
 import { type FirmActor, recordFirmEvent } from './firm-audit';
 import { findFirm } from './firms';
 import { requireOrganizations } from './organizations';
@@ -270,7 +270,14 @@ async function issueInvitation(
   const expiresAt = new Date(now.getTime() + ttlMs);
   const [row] = await tx
     .insert(userInvitations)
-    .values({ userId, tokenHash: hashSecret(token), createdByUserId, createdAt: now, expiresAt })
+    .values({
+      firmId: sql`(select firm_id from users where id = ${userId})`,
+      userId,
+      tokenHash: hashSecret(token),
+      createdByUserId,
+      createdAt: now,
+      expiresAt,
+    })
     .returning({ id: userInvitations.id });
   return { id: row?.id as string, token, expiresAt };
 }

@@ -48,6 +48,10 @@ export const userInvitations = pgTable(
   'user_invitations',
   {
     id: uuid('id').primaryKey().$defaultFn(newId),
+    /** Its user's firm (see distribution.ts). */
+    firmId: uuid('firm_id')
+      .notNull()
+      .references(() => firms.id),
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id),

@@ -11,6 +11,10 @@ export const userSessions = pgTable(
   'user_sessions',
   {
     id: uuid('id').primaryKey().$defaultFn(newId),
+    /** Its user's firm (see distribution.ts). */
+    firmId: uuid('firm_id')
+      .notNull()
+      .references(() => firms.id),
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id),
@@ -77,6 +81,10 @@ export const oauthGrants = pgTable(
 export const oauthCodes = pgTable('oauth_codes', {
   id: uuid('id').primaryKey().$defaultFn(newId),
   codeHash: text('code_hash').notNull().unique(),
+  /** Its grant's firm (see distribution.ts). */
+  firmId: uuid('firm_id')
+    .notNull()
+    .references(() => firms.id),
   grantId: uuid('grant_id')
     .notNull()
     .references(() => oauthGrants.id),
@@ -94,6 +102,10 @@ export const oauthTokens = pgTable(
   'oauth_tokens',
   {
     id: uuid('id').primaryKey().$defaultFn(newId),
+    /** Its grant's firm (see distribution.ts). */
+    firmId: uuid('firm_id')
+      .notNull()
+      .references(() => firms.id),
     grantId: uuid('grant_id')
       .notNull()
       .references(() => oauthGrants.id),
