@@ -115,12 +115,13 @@ export async function dispatchOutbox(db: Db, options: { now: Date; batchSize: nu
       }
     }
     if (rows.length > 0) await tx.insert(webhookDeliveries).values(rows);
+    // By (organization_id, id), the table's key: one index probe per event.
+    const organizationIds = sql.param(events.map((e) => e.organization_id));
+    const ids = sql.param(events.map((e) => e.id));
     await tx.execute(sql`
-      update outbox_events set processed_at = ${options.now.toISOString()}::timestamptz
-      where (organization_id, id) in (${sql.join(
-        events.map((e) => sql`(${e.organization_id}::uuid, ${e.id}::uuid)`),
-        sql`, `,
-      )})`);
+      update outbox_events o set processed_at = ${options.now.toISOString()}::timestamptz
+      from unnest(${organizationIds}::uuid[], ${ids}::uuid[]) as e(organization_id, id)
+      where o.organization_id = e.organization_id and o.id = e.id`);
     return events.length;
   });
 }
