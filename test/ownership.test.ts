@@ -85,7 +85,7 @@ const ALLOWED: { file: string; statement: string; tables: string[]; why: string 
   },
   {
     file: 'packages/webhooks/src/worker.ts',
-    statement: 'update outbox_events set processed_at',
+    statement: 'update outbox_events o set processed_at',
     tables: ['outbox_events'],
     why: 'the delivery worker marks the events it fanned out',
   },
