@@ -14,7 +14,7 @@
  * The rules the test checks for a distributed table: its distribution column exists and is NOT NULL; its primary
  * key and every unique constraint or index include it; a foreign key to a table of its own group carries it on both
  * sides at the same position; it has no foreign key to a table of another distributed group or to a global table
- * (only to reference tables). A reference table has no foreign key to a distributed or global table.
+ * (only to reference tables). A reference or global table has no foreign key to a distributed table.
  */
 
 export type Placement =
