@@ -1,5 +1,5 @@
 import * as schema from '@firm/db';
-import { DISTRIBUTION, type Placement, rowsOf } from '@firm/db';
+import { DISTRIBUTION, type Executor, type Placement, rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
 import { sql } from 'drizzle-orm';
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
@@ -33,26 +33,28 @@ interface UniqueIndex {
   columns: (string | null)[];
 }
 
-let database: TestDatabase;
-let tables: string[];
-let columns: Column[];
-let constraints: Constraint[];
-let uniqueIndexes: UniqueIndex[];
+interface Catalog {
+  tables: string[];
+  columns: Column[];
+  constraints: Constraint[];
+  uniqueIndexes: UniqueIndex[];
+}
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  const { db } = database;
-  tables = rowsOf<{ name: string }>(
+type PlacementMap = Readonly<Record<string, Placement>>;
+
+/** The tables of the public schema, their columns, keys, foreign keys and unique indexes, as the catalog has them. */
+async function readCatalog(db: Executor): Promise<Catalog> {
+  const tables = rowsOf<{ name: string }>(
     await db.execute(sql`select c.relname as name from pg_class c
       where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p') and not c.relispartition
       order by 1`),
   ).map((r) => r.name);
-  columns = rowsOf<{ table: string; column: string; nullable: string }>(
+  const columns = rowsOf<{ table: string; column: string; nullable: string }>(
     await db.execute(sql`select table_name as table, column_name as column, is_nullable as nullable
       from information_schema.columns where table_schema = 'public'`),
   ).map((r) => ({ ...r, nullable: r.nullable === 'YES' }));
   // Column names in key order: unnest ... with ordinality keeps a composite key's order.
-  constraints = rowsOf<Constraint>(
+  const constraints = rowsOf<Constraint>(
     await db.execute(sql`select c.conrelid::regclass::text as table, c.conname as name, c.contype as type,
         (select array_agg(a.attname::text order by k.n) from unnest(c.conkey) with ordinality k(attnum, n)
           join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.attnum) as columns,
@@ -64,7 +66,7 @@ beforeAll(async () => {
       where c.connamespace = 'public'::regnamespace and c.contype in ('p', 'u', 'f')`),
   );
   // Unique indexes that no constraint owns (partial or on expressions); an expression's position is null.
-  uniqueIndexes = rowsOf<UniqueIndex>(
+  const uniqueIndexes = rowsOf<UniqueIndex>(
     await db.execute(sql`select t.relname as table, i.relname as name,
         (select array_agg(a.attname::text order by k.n) from unnest(x.indkey::int2[]) with ordinality k(attnum, n)
           left join pg_attribute a on a.attrelid = x.indrelid and a.attnum = k.attnum
@@ -73,35 +75,126 @@ beforeAll(async () => {
       where t.relnamespace = 'public'::regnamespace and x.indisunique
         and not exists (select 1 from pg_constraint c where c.conindid = x.indexrelid and c.contype in ('p', 'u'))`),
   );
+  return { tables, columns, constraints, uniqueIndexes };
+}
+
+const isDistributed = (p: Placement | undefined): p is Extract<Placement, { column: string }> =>
+  p?.kind === 'organization' || p?.kind === 'firm';
+
+/** Tables without a place in the map. */
+function unplaced({ tables }: Catalog, map: PlacementMap): string[] {
+  return tables
+    .filter((t) => !map[t])
+    .map(
+      (t) =>
+        `${t}: not in DISTRIBUTION (packages/db/src/distribution.ts): say whether it is distributed by ` +
+        'organization_id or firm_id, a reference table or a global one',
+    );
+}
+
+/** Places of tables the schema does not have, or by columns they do not have. */
+function unknown({ tables, columns }: Catalog, map: PlacementMap): string[] {
+  const problems: string[] = [];
+  for (const [table, placement] of Object.entries(map)) {
+    if (!tables.includes(table)) problems.push(`${table}: in DISTRIBUTION but not a table of the schema`);
+    else if (isDistributed(placement) && !columns.some((c) => c.table === table && c.column === placement.column))
+      problems.push(`${table}: has no column ${placement.column} to be distributed by`);
+  }
+  return problems;
+}
+
+/** Distribution columns that may be null. */
+function nullable({ tables, columns }: Catalog, map: PlacementMap): string[] {
+  const problems: string[] = [];
+  for (const table of tables) {
+    const placement = map[table];
+    if (!isDistributed(placement)) continue;
+    const column = columns.find((c) => c.table === table && c.column === placement.column);
+    if (column?.nullable) problems.push(`${table}.${placement.column}: nullable, and it is the distribution column`);
+  }
+  return problems;
+}
+
+/** Distributed tables without a primary key, and keys or unique indexes without the distribution column. */
+function keys({ tables, constraints, uniqueIndexes }: Catalog, map: PlacementMap): string[] {
+  const problems: string[] = [];
+  for (const table of tables) {
+    const placement = map[table];
+    if (!isDistributed(placement)) continue;
+    const column = placement.column;
+    if (!constraints.some((c) => c.table === table && c.type === 'p')) problems.push(`${table}: no primary key`);
+    for (const c of constraints.filter((c) => c.table === table && c.type !== 'f'))
+      if (!c.columns.includes(column))
+        problems.push(
+          `${table}: ${c.type === 'p' ? 'primary key' : 'unique constraint'} ${c.name} (${c.columns.join(', ')}) ` +
+            `lacks ${column}`,
+        );
+    for (const i of uniqueIndexes.filter((i) => i.table === table))
+      if (!i.columns.includes(column))
+        problems.push(
+          `${table}: unique index ${i.name} (${i.columns.map((c) => c ?? '<expression>').join(', ')}) lacks ${column}`,
+        );
+  }
+  return problems;
+}
+
+/** Foreign keys of distributed tables that Citus could not keep. */
+function distributedForeignKeys({ constraints }: Catalog, map: PlacementMap): string[] {
+  const problems: string[] = [];
+  for (const fk of constraints.filter((c) => c.type === 'f')) {
+    const from = map[fk.table];
+    const to = map[fk.target as string];
+    if (!isDistributed(from) || !to || to.kind === 'reference') continue;
+    const name = `${fk.table}: foreign key ${fk.name} to ${fk.target}`;
+    if (!isDistributed(to)) {
+      problems.push(`${name}: a ${to.kind} table, which a distributed table cannot refer to`);
+      continue;
+    }
+    if (to.kind !== from.kind) {
+      problems.push(`${name}: distributed by another group (${to.kind}), not co-located with ${from.kind}`);
+      continue;
+    }
+    const at = fk.columns.indexOf(from.column);
+    if (at < 0 || fk.targetColumns?.[at] !== to.column)
+      problems.push(
+        `${name}: (${fk.columns.join(', ')}) -> (${fk.targetColumns?.join(', ')}) must pair ${from.column} with ` +
+          `${to.column} at the same position`,
+      );
+  }
+  return problems;
+}
+
+/** Foreign keys from reference or global tables to distributed ones. */
+function undistributedForeignKeys({ constraints }: Catalog, map: PlacementMap): string[] {
+  return constraints
+    .filter((c) => c.type === 'f')
+    .filter((fk) => map[fk.table] && !isDistributed(map[fk.table]) && isDistributed(map[fk.target as string]))
+    .map(
+      (fk) =>
+        `${fk.table}: foreign key ${fk.name} to ${fk.target}: a ${map[fk.table]?.kind} table cannot refer to a ` +
+        'distributed one',
+    );
+}
+
+let database: TestDatabase;
+let catalog: Catalog;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  catalog = await readCatalog(database.db);
 });
 
 afterAll(async () => {
   await database?.close();
 });
 
-const isDistributed = (p: Placement | undefined): p is Extract<Placement, { column: string }> =>
-  p?.kind === 'organization' || p?.kind === 'firm';
-
 describe('the distribution map', () => {
   it('places every table of the schema', () => {
-    const unplaced = tables.filter((t) => !DISTRIBUTION[t]);
-    expect(
-      unplaced.map(
-        (t) =>
-          `${t}: not in DISTRIBUTION (packages/db/src/distribution.ts): say whether it is distributed by ` +
-          'organization_id or firm_id, a reference table or a global one',
-      ),
-    ).toEqual([]);
+    expect(unplaced(catalog, DISTRIBUTION)).toEqual([]);
   });
 
   it('names only tables the schema has, and columns they have', () => {
-    const problems: string[] = [];
-    for (const [table, placement] of Object.entries(DISTRIBUTION)) {
-      if (!tables.includes(table)) problems.push(`${table}: in DISTRIBUTION but not a table of the schema`);
-      else if (isDistributed(placement) && !columns.some((c) => c.table === table && c.column === placement.column))
-        problems.push(`${table}: has no column ${placement.column} to be distributed by`);
-    }
-    expect(problems).toEqual([]);
+    expect(unknown(catalog, DISTRIBUTION)).toEqual([]);
   });
 
   it('keeps each global or reference table’s reason', () => {
@@ -112,75 +205,102 @@ describe('the distribution map', () => {
 
 describe('a distributed table', () => {
   it('has its distribution column NOT NULL', () => {
-    const problems: string[] = [];
-    for (const table of tables) {
-      const placement = DISTRIBUTION[table];
-      if (!isDistributed(placement)) continue;
-      const column = columns.find((c) => c.table === table && c.column === placement.column);
-      if (column?.nullable) problems.push(`${table}.${placement.column}: nullable, and it is the distribution column`);
-    }
-    expect(problems).toEqual([]);
+    expect(nullable(catalog, DISTRIBUTION)).toEqual([]);
   });
 
   it('has a primary key, and it and every unique constraint and unique index include the distribution column', () => {
-    const problems: string[] = [];
-    for (const table of tables) {
-      const placement = DISTRIBUTION[table];
-      if (!isDistributed(placement)) continue;
-      const column = placement.column;
-      if (!constraints.some((c) => c.table === table && c.type === 'p')) problems.push(`${table}: no primary key`);
-      for (const c of constraints.filter((c) => c.table === table && c.type !== 'f'))
-        if (!c.columns.includes(column))
-          problems.push(
-            `${table}: ${c.type === 'p' ? 'primary key' : 'unique constraint'} ${c.name} (${c.columns.join(', ')}) ` +
-              `lacks ${column}`,
-          );
-      for (const i of uniqueIndexes.filter((i) => i.table === table))
-        if (!i.columns.includes(column))
-          problems.push(
-            `${table}: unique index ${i.name} (${i.columns.map((c) => c ?? '<expression>').join(', ')}) lacks ${column}`,
-          );
-    }
-    expect(problems).toEqual([]);
+    expect(keys(catalog, DISTRIBUTION)).toEqual([]);
   });
 
   it('refers to its own group through its distribution column, and to no other group but reference tables', () => {
-    const problems: string[] = [];
-    for (const fk of constraints.filter((c) => c.type === 'f')) {
-      const from = DISTRIBUTION[fk.table];
-      const to = DISTRIBUTION[fk.target as string];
-      if (!isDistributed(from) || !to || to.kind === 'reference') continue;
-      const name = `${fk.table}: foreign key ${fk.name} to ${fk.target}`;
-      if (!isDistributed(to)) {
-        problems.push(`${name}: a ${to.kind} table, which a distributed table cannot refer to`);
-        continue;
-      }
-      if (to.kind !== from.kind) {
-        problems.push(`${name}: distributed by another group (${to.kind}), not co-located with ${from.kind}`);
-        continue;
-      }
-      const at = fk.columns.indexOf(from.column);
-      if (at < 0 || fk.targetColumns?.[at] !== to.column)
-        problems.push(
-          `${name}: (${fk.columns.join(', ')}) -> (${fk.targetColumns?.join(', ')}) must pair ${from.column} with ` +
-            `${to.column} at the same position`,
-        );
-    }
-    expect(problems).toEqual([]);
+    expect(distributedForeignKeys(catalog, DISTRIBUTION)).toEqual([]);
   });
 });
 
 describe('a reference or global table', () => {
   it('has no foreign key to a distributed table', () => {
-    const problems = constraints
-      .filter((c) => c.type === 'f')
-      .filter((fk) => !isDistributed(DISTRIBUTION[fk.table]) && isDistributed(DISTRIBUTION[fk.target as string]))
-      .map(
-        (fk) =>
-          `${fk.table}: foreign key ${fk.name} to ${fk.target}: a ${DISTRIBUTION[fk.table]?.kind ?? 'unplaced'} table ` +
-          'cannot refer to a distributed one',
-      );
-    expect(problems).toEqual([]);
+    expect(undistributedForeignKeys(catalog, DISTRIBUTION)).toEqual([]);
+  });
+});
+
+describe('the checks, given a schema that breaks each rule', () => {
+  /** The catalog with the tables `ddl` (one statement each) creates, which are dropped again (the transaction is rolled back). */
+  async function catalogWith(...ddl: string[]): Promise<Catalog> {
+    let seen: Catalog | undefined;
+    await database.db
+      .transaction(async (tx) => {
+        for (const statement of ddl) await tx.execute(sql.raw(statement));
+        seen = await readCatalog(tx);
+        tx.rollback();
+      })
+      .catch((err: unknown) => {
+        if (!seen) throw err;
+      });
+    return seen as Catalog;
+  }
+
+  const byOrganization = { kind: 'organization', column: 'organization_id' } as const;
+
+  it('names a table that has no place, and a place whose table or column is missing', async () => {
+    const bad = await catalogWith('create table widgets (id uuid primary key)');
+    expect(unplaced(bad, DISTRIBUTION)).toEqual([expect.stringMatching(/^widgets: not in DISTRIBUTION/)]);
+    expect(
+      unknown(bad, { ...DISTRIBUTION, widgets: byOrganization, gadgets: { kind: 'reference', reason: 'none' } }),
+    ).toEqual([
+      'widgets: has no column organization_id to be distributed by',
+      'gadgets: in DISTRIBUTION but not a table of the schema',
+    ]);
+  });
+
+  it('names a nullable distribution column, and a key or unique index without it', async () => {
+    const bad = await catalogWith(
+      `create table widgets (id uuid primary key, organization_id uuid, code text, name text,
+        constraint widgets_code_key unique (code))`,
+      `create unique index widgets_name_key on widgets (lower(name))`,
+      `create unique index widgets_org_name_key on widgets (organization_id, lower(name))`,
+      `create table gadgets (organization_id uuid not null, code text)`,
+    );
+    const map = { ...DISTRIBUTION, widgets: byOrganization, gadgets: byOrganization };
+    expect(nullable(bad, map)).toEqual(['widgets.organization_id: nullable, and it is the distribution column']);
+    expect(keys(bad, map).sort()).toEqual([
+      'gadgets: no primary key',
+      'widgets: primary key widgets_pkey (id) lacks organization_id',
+      'widgets: unique constraint widgets_code_key (code) lacks organization_id',
+      'widgets: unique index widgets_name_key (<expression>) lacks organization_id',
+    ]);
+  });
+
+  it('names a foreign key that leaves its group, reaches a global table, or pairs the wrong columns', async () => {
+    const bad = await catalogWith(
+      `create table widgets (organization_id uuid not null, id uuid not null, account_id uuid, firm_id uuid,
+        subscription_id uuid, api_key_id uuid, primary key (organization_id, id),
+        constraint widgets_swapped_fk foreign key (account_id, organization_id)
+          references accounts (organization_id, id),
+        constraint widgets_account_fk foreign key (organization_id, account_id)
+          references accounts (organization_id, id),
+        constraint widgets_subscription_fk foreign key (firm_id, subscription_id)
+          references webhook_subscriptions (firm_id, id),
+        constraint widgets_api_key_fk foreign key (api_key_id) references api_keys (id),
+        constraint widgets_firm_fk foreign key (firm_id) references firms (id))`,
+      `create table gizmos (id uuid primary key, organization_id uuid, account_id uuid,
+        constraint gizmos_account_fk foreign key (organization_id, account_id)
+          references accounts (organization_id, id))`,
+    );
+    const map: PlacementMap = {
+      ...DISTRIBUTION,
+      widgets: byOrganization,
+      gizmos: { kind: 'reference', reason: 'none' },
+    };
+    expect(distributedForeignKeys(bad, map).sort()).toEqual([
+      'widgets: foreign key widgets_api_key_fk to api_keys: a global table, which a distributed table cannot refer to',
+      'widgets: foreign key widgets_subscription_fk to webhook_subscriptions: distributed by another group (firm), ' +
+        'not co-located with organization',
+      'widgets: foreign key widgets_swapped_fk to accounts: (account_id, organization_id) -> (organization_id, id) ' +
+        'must pair organization_id with organization_id at the same position',
+    ]);
+    expect(undistributedForeignKeys(bad, map)).toEqual([
+      'gizmos: foreign key gizmos_account_fk to accounts: a reference table cannot refer to a distributed one',
+    ]);
   });
 });
 
@@ -195,7 +315,7 @@ describe('the Drizzle schema', () => {
       const declared =
         c.primaryKeys[0]?.columns.map((col) => col.name) ??
         c.columns.filter((col) => col.primary).map((col) => col.name);
-      const actual = constraints.find((k) => k.table === c.name && k.type === 'p')?.columns ?? [];
+      const actual = catalog.constraints.find((k) => k.table === c.name && k.type === 'p')?.columns ?? [];
       if (declared.join(',') !== actual.join(','))
         problems.push(
           `${c.name}: Drizzle declares primary key (${declared.join(', ')}), the database has (${actual.join(', ')})`,
@@ -212,7 +332,7 @@ describe('the Drizzle schema', () => {
         const ref = fk.reference();
         const columns = ref.columns.map((col) => col.name).join(', ');
         const target = `${getTableConfig(ref.foreignTable).name}(${ref.foreignColumns.map((col) => col.name).join(', ')})`;
-        const found = constraints.some(
+        const found = catalog.constraints.some(
           (k) =>
             k.table === c.name &&
             k.type === 'f' &&
@@ -226,7 +346,7 @@ describe('the Drizzle schema', () => {
       }
       for (const u of c.uniqueConstraints) {
         const name = u.getName();
-        const actual = constraints.find((k) => k.table === c.name && k.type === 'u' && k.name === name);
+        const actual = catalog.constraints.find((k) => k.table === c.name && k.type === 'u' && k.name === name);
         const columns = u.columns.map((col) => col.name).join(', ');
         if (actual?.columns.join(', ') !== columns)
           problems.push(
