@@ -111,9 +111,3 @@ export const DISTRIBUTION: Readonly<Record<string, Placement>> = {
   close_comments: byOrganization,
   close_evidence: byOrganization,
 };
-
-/** The distribution column of a table, or null when it is a reference or global table (or unknown). */
-export function distributionColumn(table: string): string | null {
-  const placement = DISTRIBUTION[table];
-  return placement && (placement.kind === 'organization' || placement.kind === 'firm') ? placement.column : null;
-}

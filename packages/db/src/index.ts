@@ -32,5 +32,5 @@ export * from './schema/index';
 export { claimDataDir, DataDirInUseError, runInOwner } from './owner';
 export type { DataDirOwner } from './owner';
 export { DatabaseStatus } from './status';
-export { DISTRIBUTION, distributionColumn } from './distribution';
+export { DISTRIBUTION } from './distribution';
 export type { Placement } from './distribution';
