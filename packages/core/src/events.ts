@@ -76,6 +76,12 @@ export const EVENT_TYPES = {
   'close.item_signed_off': 'A person signed off a checklist item of a close as fine as it is, with a note.',
   'close.finished': 'A close was finished: the books are closed through its period end and its evidence is stored.',
   'close.reopened': 'A finished close was reopened with a reason: the books are open again from its period.',
+  'attachment.created':
+    'A file (receipt, invoice, statement) was uploaded as an attachment, with the records it was attached to.',
+  'attachment.linked': 'An attachment was attached to one more record.',
+  'attachment.unlinked': 'An attachment was taken off a record.',
+  'attachment.deleted':
+    'An attachment was deleted; `retained` says its file is kept because posted records still refer to it.',
   'webhook.test': 'A test ping sent on request to one subscription only; it cannot be subscribed to.',
 } as const;
 

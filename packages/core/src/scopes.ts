@@ -14,6 +14,8 @@ export const SCOPES = {
   'documents:read': 'Read items, tax rates, invoices, bills, payments, credits, receipts and estimates',
   'documents:write':
     'Create, change and void items, tax rates, invoices, bills, payments, credits, receipts and estimates',
+  'attachments:read': 'List and download the files attached to records (receipts, invoices, statements)',
+  'attachments:write': 'Upload files, attach them to records and take them off, and delete them',
   'reports:read': 'Run financial reports',
   'books:close': 'Close and reopen accounting periods',
   'audit:read': 'Read the audit trail',

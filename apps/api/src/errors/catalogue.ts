@@ -415,6 +415,14 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
       'the message gives their number. With atomicity=file nothing of the file was written.',
   },
   IMPORT_NOT_FOUND: { status: 404, retryable: false, description: 'No such import in this company.' },
+  ATTACHMENT_NOT_FOUND: { status: 404, retryable: false, description: 'No such attachment in this company.' },
+  UNSUPPORTED_FILE_TYPE: {
+    status: 415,
+    retryable: false,
+    description:
+      'The file is of a type attachments may not be, as its bytes say (never its name or declared type); the message ' +
+      'and details name the detected type. Allowed: PDF, PNG, JPEG, HEIC, TIFF, CSV, XLSX.',
+  },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
   INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },

@@ -17,3 +17,4 @@ export * from './scheduled';
 export * from './qbo';
 export * from './imports';
 export * from './closes';
+export * from './attachments';

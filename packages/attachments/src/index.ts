@@ -1,0 +1,36 @@
+/** Source documents: files attached to the records they prove, stored in Postgres or S3-compatible storage. */
+export { ALLOWED_TYPES, detectType, looksLikeCsv, SNIFF_BYTES } from './detect';
+export type { AllowedType, DetectedType } from './detect';
+export { attachmentStoresFrom, CHUNK_BYTES, PostgresBlobStore, S3BlobStore, s3StoreFrom, storeOf } from './store';
+export type { AttachmentStoreConfig, AttachmentStores, BlobStore, S3StoreOptions } from './store';
+export {
+  DEFAULT_ATTACHMENT_MAX_BYTES,
+  discardBlob,
+  purgeAbandonedBlobs,
+  receiveFile,
+  refusedType,
+  tooLarge,
+} from './receive';
+export type { ReceivedFile } from './receive';
+export {
+  createAttachment,
+  deleteAttachment,
+  ENTITY_TYPES,
+  getAttachment,
+  linkAttachment,
+  listAttachments,
+  openAttachment,
+  recordDownload,
+  removeOrphan,
+  unlinkAttachment,
+} from './attachments';
+export type {
+  Attachment,
+  AttachmentContent,
+  AttachmentFilter,
+  AttachmentLink,
+  DeletedAttachment,
+  EntityRef,
+  EntityType,
+  NewAttachment,
+} from './attachments';

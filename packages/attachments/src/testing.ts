@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import PDFDocument from 'pdfkit';
+import S3rver from 's3rver';
+import { S3BlobStore } from './store';
+
+/** A local S3-compatible server (s3rver) on a random port, with one bucket, its files in a temporary folder. */
+export async function startS3Server(bucket = 'attachments') {
+  const directory = mkdtempSync(join(tmpdir(), 's3rver-'));
+  const server = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }],
+  });
+  const { port } = (await server.run()) as { port: number };
+  const endpoint = `http://127.0.0.1:${port}`;
+  const config = {
+    ATTACHMENTS_S3_BUCKET: bucket,
+    ATTACHMENTS_S3_ENDPOINT: endpoint,
+    ATTACHMENTS_S3_REGION: 'us-east-1',
+    ATTACHMENTS_S3_ACCESS_KEY_ID: 'S3RVER',
+    ATTACHMENTS_S3_SECRET_ACCESS_KEY: 'S3RVER',
+    ATTACHMENTS_S3_FORCE_PATH_STYLE: true,
+  };
+  return {
+    endpoint,
+    bucket,
+    directory,
+    config,
+    store: () =>
+      new S3BlobStore({
+        bucket,
+        endpoint,
+        region: 'us-east-1',
+        accessKeyId: 'S3RVER',
+        secretAccessKey: 'S3RVER',
+        forcePathStyle: true,
+      }),
+    async close() {
+      await server.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A small PDF of a receipt (pdfkit, no timestamps: the same text gives the same bytes). */
+export function receiptPdf(text = 'Receipt: Office Supply Co, $42.50', pad = 0): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const doc = new PDFDocument({ size: 'A6', info: { CreationDate: new Date(0) }, compress: false });
+    const parts: Buffer[] = [];
+    doc.on('data', (b: Buffer) => parts.push(b));
+    doc.on('end', () => resolve(Buffer.concat(parts)));
+    doc.on('error', reject);
+    doc.fontSize(10).text(text);
+    // Padding as a PDF comment after the end: still a PDF, as long as asked for.
+    doc.end();
+  }).then((pdf) =>
+    pad > 0 ? Buffer.concat([pdf as Buffer, Buffer.from(`%${'x'.repeat(pad - 2)}\n`)]) : (pdf as Buffer),
+  );
+}
+
+/** The first bytes of a Windows executable (MZ, PE header), the kind of file that must never pass as a PDF. */
+export function executableBytes(size = 4096): Buffer {
+  const b = Buffer.alloc(size);
+  b.write('MZ', 0, 'latin1');
+  b.writeUInt32LE(0x80, 0x3c);
+  b.write('PE\0\0', 0x80, 'latin1');
+  return b;
+}
