@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addUser, type CookieJar, FORM, form, hiddenFields, signIn } from '../../apps/api/src/routes/oauth/fixtures';
 import { createOtherFirm, createTestApp, type TestApp } from '../../apps/api/src/testing';
+import { multipart, receiptPdf } from '@firm/attachments/testing';
 import { firmChecksum, idsByTable, type Json, type Operation, operationsOf } from './openapi';
 
 const MARKER = 'VICTIMDATA';
@@ -96,6 +97,17 @@ async function seedVictim(app: FastifyInstance) {
     statementEndDate: '2026-04-30',
     statementEndingBalanceCents: 0,
   });
+  const receipt = multipart(
+    { entityType: 'contact', entityId: vendor.id as string, note: MARKER },
+    { filename: `${MARKER}.pdf`, data: await receiptPdf(MARKER) },
+  );
+  const uploaded = await app.inject({
+    method: 'POST',
+    url: '/api/v1/attachments',
+    headers: { ...t.orgHeaders, ...receipt.headers },
+    payload: receipt.payload,
+  });
+  if (uploaded.statusCode !== 201) throw new Error(`POST /api/v1/attachments: ${uploaded.statusCode} ${uploaded.body}`);
   await call(
     'POST',
     '/api/v1/webhooks',
@@ -121,6 +133,7 @@ function victimIdFor(name: string): string {
   const pick = (table: string) => victimIds.get(table)?.[0];
   const n = name.toLowerCase();
   const byName: [RegExp, string][] = [
+    [/attachment/, 'attachments'],
     [/account/, 'accounts'],
     [/contact|customer|vendor/, 'contacts'],
     [/invoice|bill|document|estimate|credit|payment/, 'documents'],

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Format, registerAjvFormats } from '@fastify/type-provider-typebox';
+import { type AttachmentStores, attachmentStoresFrom } from '@firm/attachments';
 import { type Aggregator, PlaidAggregator } from '@firm/banking';
 import { isIsoTimestamp } from '@firm/core';
 import { type Database, DatabaseStatus } from '@firm/db';
@@ -27,6 +28,7 @@ import { openapiPlugin } from './plugins/openapi';
 import { rateLimitPlugin } from './plugins/rate-limit';
 import { sessionAuthenticator, sessionPlugin } from './plugins/session';
 import { accountRoutes } from './routes/accounts/index';
+import { attachmentRoutes } from './routes/attachments/index';
 import { agingRoutes } from './routes/aging/index';
 import { auditRoutes } from './routes/audit/index';
 import { bankFeedRoutes } from './routes/bank-feeds/index';
@@ -70,6 +72,8 @@ export interface AppDeps {
   aggregator?: Aggregator;
   /** The agent audit trail's keys and anchors; default: from the config (`auditTrailOf`). */
   auditTrail?: AuditTrail;
+  /** Where attachments are stored; default: the stores the config describes (ATTACHMENTS_STORE, ATTACHMENTS_S3_*). */
+  attachmentStores?: AttachmentStores;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -141,6 +145,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('bankTokenKeys', feeds?.tokenKeys ?? null);
   app.decorate('webhookSecretKeys', webhookSecretKeysOf(config));
   app.decorate('auditTrail', deps.auditTrail ?? (await auditTrailOf(config)));
+  const attachmentStores = deps.attachmentStores ?? attachmentStoresFrom(database.db, config);
+  app.decorate('attachmentStores', attachmentStores);
+  if (!deps.attachmentStores) app.addHook('onClose', async () => attachmentStores.byKind.s3?.close?.());
   // Anchors of the last agent calls are written before the process goes.
   app.addHook('onClose', async () => app.auditTrail.anchors.settled());
   app.addHook('onRequest', async (request, reply) => {
@@ -208,6 +215,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(importRoutes);
       await v1.register(agentProposalRoutes);
       await v1.register(closeRoutes);
+      await v1.register(attachmentRoutes);
     },
     { prefix: '/api/v1' },
   );

@@ -125,6 +125,24 @@ const ConfigSchema = Type.Object({
   /** How often the background runner looks for queued imports, in seconds. */
   IMPORT_RUNNER_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 2 }),
   /**
+   * Where new attachments are stored: `postgres` (the default: in the database, content-addressed) or `s3` (an
+   * S3-compatible bucket, ATTACHMENTS_S3_*). Files already stored stay readable from the store that holds them while
+   * it is configured; `cli attachments move` moves a company's files between stores.
+   */
+  ATTACHMENTS_STORE: Type.Enum(['postgres', 's3'], { default: 'postgres' }),
+  /** The largest attachment taken (POST /api/v1/attachments), in bytes; larger is 413 PAYLOAD_TOO_LARGE. */
+  ATTACHMENTS_MAX_BYTES: Type.Integer({ default: 25 * 1024 * 1024, minimum: 1024 }),
+  /** The S3 store: bucket, endpoint (an S3-compatible server; unset: AWS), region, credentials (unset: the SDK's chain). */
+  ATTACHMENTS_S3_BUCKET: Type.Optional(Type.String({ minLength: 3 })),
+  ATTACHMENTS_S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  ATTACHMENTS_S3_REGION: Type.String({ default: 'us-east-1', minLength: 1 }),
+  ATTACHMENTS_S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
+  ATTACHMENTS_S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** Path-style URLs (`endpoint/bucket/key`), as most S3-compatible servers want; default: on with an endpoint. */
+  ATTACHMENTS_S3_FORCE_PATH_STYLE: Type.Optional(Type.Boolean()),
+  /** A prefix of every object key, e.g. `attachments/`. */
+  ATTACHMENTS_S3_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
+  /**
    * On Postgres, apply pending migrations before listening (under an advisory lock, so instances starting together
    * take turns). The embedded database is always migrated on start.
    */
@@ -224,6 +242,7 @@ const SECRET_FILE_KEYS = [
   'QBO_CLIENT_SECRET',
   'QBO_TOKEN_ENCRYPTION_KEY',
   'AUDIT_HMAC_KEYS',
+  'ATTACHMENTS_S3_SECRET_ACCESS_KEY',
 ] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

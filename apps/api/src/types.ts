@@ -1,3 +1,4 @@
+import type { AttachmentStores } from '@firm/attachments';
 import type { Aggregator, TokenKeys } from '@firm/banking';
 import type { Scope } from '@firm/core';
 import type { Database, DatabaseStatus } from '@firm/db';
@@ -50,6 +51,8 @@ declare module 'fastify' {
     webhookSecretKeys: SecretKeys;
     /** The agent audit trail's keys and the anchors of its chains' heads. */
     auditTrail: AuditTrail;
+    /** Where attachments' files are stored (each file names its store) and the store new files go to. */
+    attachmentStores: AttachmentStores;
     /** Every route registered, as method and URL pattern. */
     routeTable: ReadonlyArray<{ method: string; url: string }>;
   }

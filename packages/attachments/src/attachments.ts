@@ -1,7 +1,16 @@
 import type { Readable } from 'node:stream';
-import { decodeCursor, DomainError, type ErrorCode, type EventType, newId, type Page, toPage } from '@firm/core';
-import { type AttachmentEntityType, auditEvents, type Db, type Executor, rowsOf, type Tx } from '@firm/db';
-import { type LedgerContext, nowOf, recordEvent } from '@firm/ledger';
+import {
+  decodeCursor,
+  DomainError,
+  type ErrorCode,
+  type EventType,
+  isUuid,
+  newId,
+  type Page,
+  toPage,
+} from '@firm/core';
+import { type AttachmentEntityType, type Db, type Executor, rowsOf, type Tx } from '@firm/db';
+import { type LedgerContext, nowOf, recordAuditRow, recordEvent } from '@firm/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 import type { ReceivedFile } from './receive';
 import { type AttachmentStores, type BlobStore, storeOf } from './store';
@@ -111,6 +120,7 @@ const selectAttachments = (where: SQL, tail: SQL = sql``) => sql`
 
 /** One attachment of the company that is not deleted, or ATTACHMENT_NOT_FOUND. */
 export async function getAttachment(db: Executor, organizationId: string, id: string): Promise<Attachment> {
+  if (!isUuid(id)) throw notFound();
   const [row] = rowsOf<AttachmentRow>(
     await db.execute(selectAttachments(sql`a.organization_id = ${organizationId} and a.id = ${id}`)),
   );
@@ -131,6 +141,7 @@ export async function listAttachments(
   organizationId: string,
   filter: AttachmentFilter,
 ): Promise<Page<Attachment>> {
+  if (filter.entityId !== undefined && !isUuid(filter.entityId)) return { data: [], nextCursor: null };
   const conditions: SQL[] = [sql`a.organization_id = ${organizationId}`];
   if (filter.entityType || filter.entityId) {
     conditions.push(sql`exists (select 1 from attachment_links l
@@ -157,11 +168,13 @@ export async function listAttachments(
 /** Checks that the record exists in the company (its own NOT_FOUND code otherwise). */
 async function checkEntity(tx: Executor, organizationId: string, ref: EntityRef): Promise<void> {
   const target = TARGETS[ref.entityType];
-  const [row] = rowsOf<{ ok: number }>(
-    await tx.execute(sql`select 1 as ok from ${sql.identifier(target.table)}
-      where organization_id = ${organizationId} and id = ${ref.entityId}
-      ${target.where ? sql.raw(`and ${target.where}`) : sql``}`),
-  );
+  const [row] = !isUuid(ref.entityId)
+    ? []
+    : rowsOf<{ ok: number }>(
+        await tx.execute(sql`select 1 as ok from ${sql.identifier(target.table)}
+          where organization_id = ${organizationId} and id = ${ref.entityId}
+          ${target.where ? sql.raw(`and ${target.where}`) : sql``}`),
+      );
   if (!row) {
     throw new DomainError(target.missing, `no such ${ref.entityType.replace('_', ' ')} in this company`, [
       { field: 'entityId', message: 'not found' },
@@ -240,6 +253,7 @@ export async function createAttachment(
 }
 
 async function lockAttachment(tx: Tx, organizationId: string, id: string) {
+  if (!isUuid(id)) throw notFound();
   const [row] = rowsOf<{ id: string; blob_id: string | null; sha256: string }>(
     await tx.execute(sql`select id, blob_id, sha256 from attachments
       where organization_id = ${organizationId} and id = ${id} and deleted_at is null for update`),
@@ -388,16 +402,11 @@ export async function openAttachment(
 
 /** The audit row of a download (who read which file); no event goes out for it. */
 export async function recordDownload(db: Executor, ctx: LedgerContext, attachment: Attachment): Promise<void> {
-  await db.insert(auditEvents).values({
-    firmId: ctx.firmId,
+  await recordAuditRow(db, ctx, {
     organizationId: attachment.organizationId,
-    actorKind: ctx.actor.kind,
-    actorId: ctx.actor.id,
     action: 'attachment.downloaded',
     resourceType: 'attachment',
     resourceId: attachment.id,
-    requestId: ctx.requestId ?? null,
     data: { fileName: attachment.fileName, sha256: attachment.sha256 },
-    createdAt: nowOf(ctx),
   });
 }

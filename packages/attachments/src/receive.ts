@@ -119,11 +119,17 @@ export async function receiveFile(
   }
 }
 
-/** Removes a blob that is still receiving (a refused, cut-off, replayed or duplicate upload) with its bytes. */
+/**
+ * Removes a blob that is still receiving (a refused, cut-off, replayed or duplicate upload) with its bytes; a blob that
+ * became the company's copy of its bytes is left alone.
+ */
 export async function discardBlob(db: Db, store: BlobStore, organizationId: string, blobId: string): Promise<void> {
-  await store.remove(organizationId, blobId);
-  await db.execute(sql`delete from attachment_blobs
-    where organization_id = ${organizationId} and id = ${blobId} and status = 'receiving'`);
+  const gone = rowsOf<{ id: string }>(
+    await db.execute(sql`delete from attachment_blobs
+      where organization_id = ${organizationId} and id = ${blobId} and status = 'receiving' returning id`),
+  );
+  // The Postgres store's chunks went with the row; an object store's bytes go now.
+  if (gone.length > 0 && store.kind !== 'postgres') await store.remove(organizationId, blobId);
 }
 
 /** Blobs of this company an upload began long ago and never finished (the process stopped mid-upload). */

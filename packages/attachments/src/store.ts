@@ -17,6 +17,8 @@ export interface BlobStore {
   open(organizationId: string, blobId: string): Promise<Readable>;
   /** Removes the blob's bytes; removing what is not there is no error. */
   remove(organizationId: string, blobId: string): Promise<void>;
+  /** Lets go of connections the store holds. */
+  close?(): void;
 }
 
 /** Bytes per row of attachment_chunks. */

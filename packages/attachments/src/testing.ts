@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,4 +70,28 @@ export function executableBytes(size = 4096): Buffer {
   b.writeUInt32LE(0x80, 0x3c);
   b.write('PE\0\0', 0x80, 'latin1');
   return b;
+}
+
+/** A multipart/form-data body: the fields, then the file. */
+export function multipart(
+  fields: Record<string, string>,
+  file: { filename: string; type?: string; data: Buffer } | null,
+): { payload: Buffer; headers: { 'content-type': string } } {
+  const boundary = `----form${randomUUID().replaceAll('-', '')}`;
+  const parts: Buffer[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  }
+  if (file) {
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.filename}"\r\n` +
+          `Content-Type: ${file.type ?? 'application/octet-stream'}\r\n\r\n`,
+      ),
+      file.data,
+      Buffer.from('\r\n'),
+    );
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }

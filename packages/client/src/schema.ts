@@ -1143,6 +1143,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Attachments of the company of X-Organization-Id
+         * @description Newest first; entityType and entityId narrow it to the files of one record.
+         *
+         *     Requires scope `attachments:read`.
+         *
+         *     Requires scope `attachments:read`.
+         */
+        get: operations["getAttachments"];
+        put?: never;
+        /**
+         * Upload a file (receipt, invoice, statement) to the company of X-Organization-Id
+         * @description multipart/form-data: optional fields entityType and entityId (the record to attach it to) and note, then the part `file`, read as it arrives: hashed, counted and stored as it streams, never held whole. Its type is decided by its bytes (never its name or declared type): PDF, PNG, JPEG, HEIC, TIFF, CSV or XLSX; anything else is 415 UNSUPPORTED_FILE_TYPE naming the type found. Larger than ATTACHMENTS_MAX_BYTES (25 MB by default): 413 PAYLOAD_TOO_LARGE. A refused or cut-off upload leaves nothing stored. The same bytes uploaded again are stored once per company. With Idempotency-Key, the same file, name and record again replay the first answer.
+         *
+         *     Requires scope `attachments:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postAttachments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attachments/{attachmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An attachment
+         * @description Its name, detected type, size, SHA-256 and the records it is attached to.
+         *
+         *     Requires scope `attachments:read`.
+         *
+         *     Requires scope `attachments:read`.
+         */
+        get: operations["getAttachmentsByAttachmentId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an attachment
+         * @description It leaves lists and reads (404 after). Attached to posted records (a posted entry, a document in the books, a classified or reconciled bank row, a finished reconciliation), its file and links are kept as their evidence (fileRetained); otherwise its links go, and its file when no other attachment has the same bytes.
+         *
+         *     Requires scope `attachments:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        delete: operations["deleteAttachmentsByAttachmentId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attachments/{attachmentId}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an attachment’s file
+         * @description The bytes as uploaded, with the detected Content-Type, Content-Length, Content-Disposition: attachment (the uploaded name as RFC 6266 filename and RFC 5987 filename*) and X-Content-Type-Options: nosniff. Every download is in the audit trail.
+         *
+         *     Requires scope `attachments:read`.
+         *
+         *     Requires scope `attachments:read`.
+         */
+        get: operations["getAttachmentsByAttachmentIdContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attachments/{attachmentId}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attach an attachment to one more record
+         * @description A file can prove several records (a statement every row of a reconciliation). Attaching it again to the same record changes nothing. A record not in the company is 404 with its own code (ENTRY_NOT_FOUND...).
+         *
+         *     Requires scope `attachments:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postAttachmentsByAttachmentIdLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attachments/{attachmentId}/links/{entityType}/{entityId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take an attachment off a record
+         * @description A posted record keeps the attachment it was posted with: 409 INVALID_STATE.
+         *
+         *     Requires scope `attachments:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        delete: operations["deleteAttachmentsByAttachmentIdLinksByEntityTypeByEntityId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit-events": {
         parameters: {
             query?: never;
@@ -1862,6 +1998,142 @@ export interface paths {
          */
         post: operations["postCompaniesByCompanyIdArchive"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Attachments of the company
+         * @description Newest first; entityType and entityId narrow it to the files of one record.
+         *
+         *     Requires scope `attachments:read`.
+         *
+         *     Requires scope `attachments:read`.
+         */
+        get: operations["getCompaniesByCompanyIdAttachments"];
+        put?: never;
+        /**
+         * Upload a file (receipt, invoice, statement) to the company
+         * @description multipart/form-data: optional fields entityType and entityId (the record to attach it to) and note, then the part `file`, read as it arrives: hashed, counted and stored as it streams, never held whole. Its type is decided by its bytes (never its name or declared type): PDF, PNG, JPEG, HEIC, TIFF, CSV or XLSX; anything else is 415 UNSUPPORTED_FILE_TYPE naming the type found. Larger than ATTACHMENTS_MAX_BYTES (25 MB by default): 413 PAYLOAD_TOO_LARGE. A refused or cut-off upload leaves nothing stored. The same bytes uploaded again are stored once per company. With Idempotency-Key, the same file, name and record again replay the first answer.
+         *
+         *     Requires scope `attachments:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postCompaniesByCompanyIdAttachments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/attachments/{attachmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An attachment
+         * @description Its name, detected type, size, SHA-256 and the records it is attached to.
+         *
+         *     Requires scope `attachments:read`.
+         *
+         *     Requires scope `attachments:read`.
+         */
+        get: operations["getCompaniesByCompanyIdAttachmentsByAttachmentId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an attachment
+         * @description It leaves lists and reads (404 after). Attached to posted records (a posted entry, a document in the books, a classified or reconciled bank row, a finished reconciliation), its file and links are kept as their evidence (fileRetained); otherwise its links go, and its file when no other attachment has the same bytes.
+         *
+         *     Requires scope `attachments:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        delete: operations["deleteCompaniesByCompanyIdAttachmentsByAttachmentId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/attachments/{attachmentId}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an attachment’s file
+         * @description The bytes as uploaded, with the detected Content-Type, Content-Length, Content-Disposition: attachment (the uploaded name as RFC 6266 filename and RFC 5987 filename*) and X-Content-Type-Options: nosniff. Every download is in the audit trail.
+         *
+         *     Requires scope `attachments:read`.
+         *
+         *     Requires scope `attachments:read`.
+         */
+        get: operations["getCompaniesByCompanyIdAttachmentsByAttachmentIdContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/attachments/{attachmentId}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attach an attachment to one more record
+         * @description A file can prove several records (a statement every row of a reconciliation). Attaching it again to the same record changes nothing. A record not in the company is 404 with its own code (ENTRY_NOT_FOUND...).
+         *
+         *     Requires scope `attachments:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postCompaniesByCompanyIdAttachmentsByAttachmentIdLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/attachments/{attachmentId}/links/{entityType}/{entityId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take an attachment off a record
+         * @description A posted record keeps the attachment it was posted with: 409 INVALID_STATE.
+         *
+         *     Requires scope `attachments:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        delete: operations["deleteCompaniesByCompanyIdAttachmentsByAttachmentIdLinksByEntityTypeByEntityId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -5272,7 +5544,7 @@ export interface components {
             /** @description The first characters of the key (dk_live_ and four more), to tell keys apart. */
             prefix: string;
             revokedAt: string | null;
-            scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "acct:closes:read" | "acct:closes:write" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+            scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "attachments:read" | "attachments:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "acct:closes:read" | "acct:closes:write" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
         };
         /** ApiKeyMaker */
         ApiKeyMaker: {
@@ -5299,7 +5571,7 @@ export interface components {
             /** @description The first characters of the key (dk_live_ and four more), to tell keys apart. */
             prefix: string;
             revokedAt: string | null;
-            scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "acct:closes:read" | "acct:closes:write" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+            scopes: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "attachments:read" | "attachments:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "acct:closes:read" | "acct:closes:write" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
         };
         /** ApprovalPolicy */
         ApprovalPolicy: {
@@ -5344,6 +5616,58 @@ export interface components {
             newContacts?: boolean;
             /** @description Writes of these operations: `create`, `update`, `delete` (void). */
             operations?: string[];
+        };
+        /** Attachment */
+        Attachment: {
+            /** Format: uuid */
+            companyId: string;
+            /** @description The type its bytes are (detected, never the declared one). */
+            contentType: string;
+            /** Format: date-time */
+            createdAt: string;
+            createdBy: {
+                id: string;
+                kind: string;
+            };
+            /** @description The name it was uploaded with: data, never a path. */
+            fileName: string;
+            /** Format: uuid */
+            id: string;
+            /** @description The records it is attached to. */
+            links: components["schemas"]["AttachmentLink"][];
+            note: string | null;
+            /** @description SHA-256 of the bytes, hex. */
+            sha256: string;
+            /** @description Bytes. */
+            size: number;
+        };
+        /** AttachmentLink */
+        AttachmentLink: {
+            /** Format: uuid */
+            entityId: string;
+            /**
+             * @description The kind of record: journal_entry, document (an invoice, bill, credit, receipt or estimate), payment (a customer or bill payment), contact, bank_transaction or reconciliation (its statement).
+             * @enum {unknown}
+             */
+            entityType: "journal_entry" | "document" | "payment" | "contact" | "bank_transaction" | "reconciliation";
+            /** Format: date-time */
+            linkedAt: string;
+        };
+        /** AttachmentUpload */
+        AttachmentUpload: {
+            /** @description With entityType: the record to attach the file to. */
+            entityId?: string;
+            /**
+             * @description The kind of record: journal_entry, document (an invoice, bill, credit, receipt or estimate), payment (a customer or bill payment), contact, bank_transaction or reconciliation (its statement).
+             * @enum {unknown}
+             */
+            entityType?: "journal_entry" | "document" | "payment" | "contact" | "bank_transaction" | "reconciliation";
+            /**
+             * Format: binary
+             * @description The file; send it as the last part.
+             */
+            file: string;
+            note?: string;
         };
         /** AuditEvent */
         AuditEvent: {
@@ -6008,6 +6332,18 @@ export interface components {
             number?: string | null;
             reference?: string | null;
         };
+        DeleteAttachmentsByAttachmentIdResponse: {
+            data: components["schemas"]["DeletedAttachment"];
+        };
+        /** DeletedAttachment */
+        DeletedAttachment: {
+            /** @enum {boolean} */
+            deleted: true;
+            /** @description The file is kept: posted records (entries, documents in the books, reconciled rows) refer to it. */
+            fileRetained: boolean;
+            /** Format: uuid */
+            id: string;
+        };
         /** Deposit */
         Deposit: {
             /**
@@ -6105,7 +6441,7 @@ export interface components {
              * @description Stable machine-readable code; see the x-error-codes table of this document.
              * @enum {unknown}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "CLOSE_NOT_FOUND" | "CLOSE_ITEM_NOT_FOUND" | "CLOSE_ALREADY_OPEN" | "CLOSE_BLOCKED" | "AMOUNT_OUT_OF_RANGE" | "OPENING_BALANCES_INVALID" | "OPENING_BALANCES_EXIST" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "IMPORT_INVALID" | "IMPORT_NOT_FOUND" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "CLOSE_NOT_FOUND" | "CLOSE_ITEM_NOT_FOUND" | "CLOSE_ALREADY_OPEN" | "CLOSE_BLOCKED" | "AMOUNT_OUT_OF_RANGE" | "OPENING_BALANCES_INVALID" | "OPENING_BALANCES_EXIST" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "IMPORT_INVALID" | "IMPORT_NOT_FOUND" | "ATTACHMENT_NOT_FOUND" | "UNSUPPORTED_FILE_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             details?: ({
                 field?: string;
                 message: string;
@@ -6310,6 +6646,11 @@ export interface components {
             idempotencyKey: string | null;
             method: string;
             path: string;
+        };
+        GetAttachmentsResponse: {
+            data: components["schemas"]["Attachment"][];
+            /** @description Pass as cursor for the next page; null at the end. */
+            nextCursor: string | null;
         };
         GetBankAccountsResponse: {
             data: components["schemas"]["BankAccount"][];
@@ -7112,6 +7453,18 @@ export interface components {
             /** @description Why, for the agent and the audit trail. */
             note?: string;
         };
+        PostAttachmentsByAttachmentIdLinksBody: {
+            /** @description The record’s id. */
+            entityId: string;
+            /**
+             * @description The kind of record: journal_entry, document (an invoice, bill, credit, receipt or estimate), payment (a customer or bill payment), contact, bank_transaction or reconciliation (its statement).
+             * @enum {unknown}
+             */
+            entityType: "journal_entry" | "document" | "payment" | "contact" | "bank_transaction" | "reconciliation";
+        };
+        PostAttachmentsResponse: {
+            data: components["schemas"]["Attachment"];
+        };
         PostBillPaymentsBodyAllocationsItem: {
             /** @description Paid towards this bill; at most its open balance. */
             amountCents: number;
@@ -7672,7 +8025,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "webhook.test";
+            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "attachment.created" | "attachment.linked" | "attachment.unlinked" | "attachment.deleted" | "webhook.test";
             /** Format: uuid */
             id: string;
             lastAttemptedAt: string | null;
@@ -7724,7 +8077,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "webhook.test";
+            eventType: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "attachment.created" | "attachment.linked" | "attachment.unlinked" | "attachment.deleted" | "webhook.test";
             /** Format: uuid */
             id: string;
             lastAttemptedAt: string | null;
@@ -7752,7 +8105,7 @@ export interface components {
              * @description An event type of the catalogue.
              * @enum {unknown}
              */
-            type: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "webhook.test";
+            type: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "attachment.created" | "attachment.linked" | "attachment.unlinked" | "attachment.deleted" | "webhook.test";
         };
         /** WebhookSubscription */
         WebhookSubscription: {
@@ -7763,7 +8116,7 @@ export interface components {
             /** @description Why the subscription is disabled: by its owner, after failing for 3 days, or on 410 Gone. */
             disabledReason: string | null;
             enabled: boolean;
-            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened")[];
+            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "attachment.created" | "attachment.linked" | "attachment.unlinked" | "attachment.deleted")[];
             /** Format: uuid */
             id: string;
             /** @description Null: every organization of the firm. */
@@ -7783,7 +8136,7 @@ export interface components {
             /** @description Why the subscription is disabled: by its owner, after failing for 3 days, or on 410 Gone. */
             disabledReason: string | null;
             enabled: boolean;
-            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened")[];
+            eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "attachment.created" | "attachment.linked" | "attachment.unlinked" | "attachment.deleted")[];
             /** Format: uuid */
             id: string;
             /** @description Null: every organization of the firm. */
@@ -7814,6 +8167,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["CompanyPostingReceipt"];
+            };
+        };
+        /** @description Default Response */
+        DeleteAttachmentsByAttachmentIdResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DeleteAttachmentsByAttachmentIdResponse"];
             };
         };
         /** @description Error */
@@ -7888,6 +8250,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["GetAgentProposalsByIdResponse"];
+            };
+        };
+        /** @description Default Response */
+        GetAttachmentsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GetAttachmentsResponse"];
             };
         };
         /** @description Default Response */
@@ -8143,6 +8514,15 @@ export interface components {
             };
         };
         /** @description Default Response */
+        PostAttachmentsResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PostAttachmentsResponse"];
+            };
+        };
+        /** @description Default Response */
         PostCompaniesByCompanyIdClosesByCloseIdCommentsResponse: {
             headers: {
                 [name: string]: unknown;
@@ -8277,6 +8657,15 @@ export interface components {
                 "application/json": components["schemas"]["PostWebhooksResponse"];
             };
         };
+        /** @description The file */
+        Response200: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/octet-stream": string;
+            };
+        };
         /** @description Deleted. */
         Response204: {
             headers: {
@@ -8404,6 +8793,8 @@ export interface components {
         HeaderXOrganizationId: string;
         /** @description The agent: an OAuth client id (a proposal's agent.clientId) or an API key id. */
         PathAgentId: string;
+        /** @description Attachment id. */
+        PathAttachmentId: string;
         /** @description A client id (its `id`). */
         PathClientId: string;
         PathClientId2: string;
@@ -8416,6 +8807,10 @@ export interface components {
         PathDeliveryId: string;
         /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
         PathEntity: string;
+        /** @description The record’s id. */
+        PathEntityId: string;
+        /** @description The kind of record: journal_entry, document (an invoice, bill, credit, receipt or estimate), payment (a customer or bill payment), contact, bank_transaction or reconciliation (its statement). */
+        PathEntityType: "journal_entry" | "document" | "payment" | "contact" | "bank_transaction" | "reconciliation";
         /** @description A proposal id. */
         PathId: string;
         /** @description Account id. */
@@ -8466,8 +8861,12 @@ export interface components {
         QueryEndDate3: string;
         /** @description Only rows dated on or before. */
         QueryEndDate4: string;
+        /** @description Only the attachments of this record. */
+        QueryEntityId: string;
+        /** @description The kind of record: journal_entry, document (an invoice, bill, credit, receipt or estimate), payment (a customer or bill payment), contact, bank_transaction or reconciliation (its statement). */
+        QueryEntityType: "journal_entry" | "document" | "payment" | "contact" | "bank_transaction" | "reconciliation";
         /** @description A transaction entity type. */
-        QueryEntityType: "bill" | "bill-payment" | "credit-memo" | "deposit" | "estimate" | "invoice" | "journal-entry" | "payment" | "purchase" | "refund-receipt" | "sales-receipt" | "transfer" | "vendor-credit";
+        QueryEntityType2: "bill" | "bill-payment" | "credit-memo" | "deposit" | "estimate" | "invoice" | "journal-entry" | "payment" | "purchase" | "refund-receipt" | "sales-receipt" | "transfer" | "vendor-credit";
         QueryIncludeArchived: boolean;
         /** @description Only contacts of this kind (contacts of kind both match either). */
         QueryKind: "customer" | "vendor";
@@ -9135,7 +9534,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description A transaction entity type. */
-                entityType?: components["parameters"]["QueryEntityType"];
+                entityType?: components["parameters"]["QueryEntityType2"];
                 /** @description Page size, 1-1000 (default 100). */
                 maxResults?: components["parameters"]["QueryMaxResults"];
                 /** @description The 1-based position of the first record, up to 1,000,000,000 (default 1). */
@@ -9204,7 +9603,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description A transaction entity type. */
-                entityType?: components["parameters"]["QueryEntityType"];
+                entityType?: components["parameters"]["QueryEntityType2"];
             };
             header?: never;
             path: {
@@ -10514,7 +10913,7 @@ export interface operations {
                     /** @description Limit the key to these companies; left out: every company the caller may see. */
                     organizationIds?: string[];
                     /** @description Left out: every scope the caller holds. Each must be one the caller holds. */
-                    scopes?: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "acct:closes:read" | "acct:closes:write" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
+                    scopes?: ("organizations:read" | "companies:write" | "accounts:read" | "accounts:write" | "entries:read" | "entries:write" | "contacts:read" | "contacts:write" | "documents:read" | "documents:write" | "attachments:read" | "attachments:write" | "reports:read" | "books:close" | "audit:read" | "bank:read" | "bank:write" | "webhooks:read" | "webhooks:write" | "connections:read" | "connections:write" | "platforms:read" | "platforms:write" | "acct:clients:read" | "acct:clients:write" | "acct:entities:read" | "acct:entities:write" | "acct:transactions:read" | "acct:transactions:create" | "acct:transactions:update" | "acct:transactions:delete" | "acct:reports:read" | "acct:audit:read" | "acct:closes:read" | "acct:closes:write" | "users:read" | "users:write" | "keys:read" | "keys:write")[];
                 };
             };
         };
@@ -10597,6 +10996,206 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAttachments: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: components["parameters"]["QueryCursor"];
+                /** @description Only the attachments of this record. */
+                entityId?: components["parameters"]["QueryEntityId"];
+                /** @description The kind of record: journal_entry, document (an invoice, bill, credit, receipt or estimate), payment (a customer or bill payment), contact, bank_transaction or reconciliation (its statement). */
+                entityType?: components["parameters"]["QueryEntityType"];
+                /** @description Page size, 1-1000. */
+                limit?: components["parameters"]["QueryLimit"];
+            };
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postAttachments: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["AttachmentUpload"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAttachmentsByAttachmentId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteAttachmentsByAttachmentId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeleteAttachmentsByAttachmentIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAttachmentsByAttachmentIdContent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Response200"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postAttachmentsByAttachmentIdLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostAttachmentsByAttachmentIdLinksBody"];
+            };
+        };
+        responses: {
+            200: components["responses"]["PostAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteAttachmentsByAttachmentIdLinksByEntityTypeByEntityId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+                /** @description The record’s id. */
+                entityId: components["parameters"]["PathEntityId"];
+                /** @description The kind of record: journal_entry, document (an invoice, bill, credit, receipt or estimate), payment (a customer or bill payment), contact, bank_transaction or reconciliation (its statement). */
+                entityType: components["parameters"]["PathEntityType"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -11724,6 +12323,202 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["PostOrganizationsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdAttachments: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: components["parameters"]["QueryCursor"];
+                /** @description Only the attachments of this record. */
+                entityId?: components["parameters"]["QueryEntityId"];
+                /** @description The kind of record: journal_entry, document (an invoice, bill, credit, receipt or estimate), payment (a customer or bill payment), contact, bank_transaction or reconciliation (its statement). */
+                entityType?: components["parameters"]["QueryEntityType"];
+                /** @description Page size, 1-1000. */
+                limit?: components["parameters"]["QueryLimit"];
+            };
+            header?: never;
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GetAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdAttachments: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["AttachmentUpload"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdAttachmentsByAttachmentId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteCompaniesByCompanyIdAttachmentsByAttachmentId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeleteAttachmentsByAttachmentIdResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdAttachmentsByAttachmentIdContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Response200"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdAttachmentsByAttachmentIdLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostAttachmentsByAttachmentIdLinksBody"];
+            };
+        };
+        responses: {
+            200: components["responses"]["PostAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteCompaniesByCompanyIdAttachmentsByAttachmentIdLinksByEntityTypeByEntityId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+                /** @description The record’s id. */
+                entityId: components["parameters"]["PathEntityId"];
+                /** @description The kind of record: journal_entry, document (an invoice, bill, credit, receipt or estimate), payment (a customer or bill payment), contact, bank_transaction or reconciliation (its statement). */
+                entityType: components["parameters"]["PathEntityType"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PostAttachmentsResponse"];
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
@@ -16211,7 +17006,7 @@ export interface operations {
                     description?: string | null;
                     /** @default true */
                     enabled?: boolean;
-                    eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened")[];
+                    eventTypes: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "attachment.created" | "attachment.linked" | "attachment.unlinked" | "attachment.deleted")[];
                     /** @description The organizations whose events are sent; null for every organization of the firm. */
                     organizationIds?: string[] | null;
                     /** @description An https URL whose host resolves only to public addresses; no credentials, IP literals in dotted-decimal form only. */
@@ -16292,7 +17087,7 @@ export interface operations {
                     description?: string | null;
                     /** @description true re-enables a disabled subscription and clears its disabledReason. */
                     enabled?: boolean;
-                    eventTypes?: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened")[];
+                    eventTypes?: ("*" | "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "attachment.created" | "attachment.linked" | "attachment.unlinked" | "attachment.deleted")[];
                     /** @description The organizations whose events are sent; null for every organization of the firm. */
                     organizationIds?: string[] | null;
                     /** @description An https URL whose host resolves only to public addresses; no credentials, IP literals in dotted-decimal form only. */
@@ -16319,7 +17114,7 @@ export interface operations {
                 /** @description The nextCursor of the previous page. */
                 cursor?: components["parameters"]["QueryCursor"];
                 /** @description An event type of the catalogue. */
-                eventType?: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "webhook.test";
+                eventType?: "company.created" | "company.updated" | "company.archived" | "company.unarchived" | "entry.created" | "entry.posted" | "entry.voided" | "account.created" | "account.updated" | "account.deleted" | "books.closed" | "books.reopened" | "books.fiscal_year_changed" | "invoice.created" | "invoice.updated" | "invoice.voided" | "customer_payment.created" | "customer_payment.voided" | "bill.created" | "bill.updated" | "bill.voided" | "bill_payment.created" | "bill_payment.voided" | "credit_memo.created" | "credit_memo.voided" | "vendor_credit.created" | "vendor_credit.voided" | "sales_receipt.created" | "sales_receipt.voided" | "refund_receipt.created" | "refund_receipt.voided" | "credit_memo.updated" | "vendor_credit.updated" | "sales_receipt.updated" | "refund_receipt.updated" | "estimate.created" | "estimate.updated" | "estimate.voided" | "estimate.converted" | "contact.created" | "contact.updated" | "item.created" | "item.updated" | "tax_rate.created" | "tax_rate.updated" | "bank_account.created" | "bank_transaction.categorized" | "bank_transaction.matched" | "bank_transaction.reconciled" | "bank_transaction.excluded" | "bank_transaction.included" | "bank_transaction.review_needed" | "bank_feed.connected" | "bank_feed.synced" | "bank_feed.failed" | "reconciliation.opened" | "reconciliation.finished" | "reconciliation.undone" | "import.completed" | "import.failed" | "agent_proposal.created" | "agent_proposal.approved" | "agent_proposal.rejected" | "agent_proposal.executed" | "agent_proposal.failed" | "agent_proposal.expired" | "close.opened" | "close.item_signed_off" | "close.finished" | "close.reopened" | "attachment.created" | "attachment.linked" | "attachment.unlinked" | "attachment.deleted" | "webhook.test";
                 /** @description Page size, 1-1000. */
                 limit?: components["parameters"]["QueryLimit"];
                 since?: components["parameters"]["QuerySince"];

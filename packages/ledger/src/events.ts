@@ -88,6 +88,31 @@ export async function recordFirmAuditRow(
   await tx.insert(auditEvents).values({ ...row, organizationId: null });
 }
 
+/**
+ * Writes an audit row of an organization with no outbox event: what is recorded but not announced (a file read by
+ * someone).
+ */
+export async function recordAuditRow(
+  tx: Executor,
+  ctx: LedgerContext,
+  row: {
+    organizationId: string;
+    action: string;
+    resourceType: string;
+    resourceId: string;
+    data: Record<string, unknown>;
+  },
+): Promise<void> {
+  await tx.insert(auditEvents).values({
+    ...row,
+    firmId: ctx.firmId,
+    actorKind: ctx.actor.kind,
+    actorId: ctx.actor.id,
+    requestId: ctx.requestId ?? null,
+    createdAt: nowOf(ctx),
+  });
+}
+
 export interface AuditEvent {
   id: string;
   organizationId: string | null;

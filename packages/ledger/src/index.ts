@@ -51,7 +51,7 @@ export {
   presentEntry,
 } from './entries';
 export type { EntryRow, EntrySource, LineRow } from './entries';
-export { listAuditEvents, recordEvent, recordFirmAuditRow } from './events';
+export { listAuditEvents, recordAuditRow, recordEvent, recordFirmAuditRow } from './events';
 export { DEFAULT_GENERAL_LEDGER_MAX_LINES, generalLedger, openGeneralLedger } from './general-ledger';
 export type { GeneralLedgerLine, GeneralLedgerReader } from './general-ledger';
 export type { DebitCreditLine } from './lines';
