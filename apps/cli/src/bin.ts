@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import {
@@ -73,6 +74,21 @@ function settingsFromEnv(env = process.env): CliSettings {
     publicOrigin: env.PUBLIC_ORIGIN || undefined,
     invitationTtlHours:
       Number.isInteger(hours) && hours >= 1 && hours <= 720 ? hours : DEFAULT_CLI_SETTINGS.invitationTtlHours,
+    attachments: {
+      ATTACHMENTS_STORE: env.ATTACHMENTS_STORE === 's3' ? 's3' : 'postgres',
+      ATTACHMENTS_S3_BUCKET: env.ATTACHMENTS_S3_BUCKET || undefined,
+      ATTACHMENTS_S3_ENDPOINT: env.ATTACHMENTS_S3_ENDPOINT || undefined,
+      ATTACHMENTS_S3_REGION: env.ATTACHMENTS_S3_REGION || undefined,
+      ATTACHMENTS_S3_ACCESS_KEY_ID: env.ATTACHMENTS_S3_ACCESS_KEY_ID || undefined,
+      ATTACHMENTS_S3_SECRET_ACCESS_KEY:
+        env.ATTACHMENTS_S3_SECRET_ACCESS_KEY ||
+        (env.ATTACHMENTS_S3_SECRET_ACCESS_KEY_FILE
+          ? readFileSync(env.ATTACHMENTS_S3_SECRET_ACCESS_KEY_FILE, 'utf8').trim()
+          : undefined),
+      ATTACHMENTS_S3_FORCE_PATH_STYLE:
+        env.ATTACHMENTS_S3_FORCE_PATH_STYLE === undefined ? undefined : env.ATTACHMENTS_S3_FORCE_PATH_STYLE === 'true',
+      ATTACHMENTS_S3_PREFIX: env.ATTACHMENTS_S3_PREFIX || undefined,
+    },
   };
 }
 

@@ -6,6 +6,12 @@ import { SingleBar } from 'cli-progress';
 import { type Aggregator, connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
 import { DomainError, isDomainError, isUuid } from '@firm/core';
 import {
+  type AttachmentStoreConfig,
+  type AttachmentStores,
+  attachmentStoresFrom,
+  moveCompanyFiles,
+} from '@firm/attachments';
+import {
   DEFAULT_IMPORT_MAX_BYTES,
   DEFAULT_INLINE_MAX_ROWS,
   discardImport,
@@ -85,6 +91,8 @@ export interface CliSettings {
   publicOrigin?: string | undefined;
   /** INVITATION_TTL_HOURS. */
   invitationTtlHours: number;
+  /** The attachment stores' settings (ATTACHMENTS_STORE, ATTACHMENTS_S3_*), for `attachments move`. */
+  attachments?: AttachmentStoreConfig | undefined;
 }
 
 export const DEFAULT_CLI_SETTINGS: CliSettings = { invitationTtlHours: 168 };
@@ -949,6 +957,41 @@ const COMMANDS: Command[] = [
       }
       if (lines.length) io.err(lines.join('\n'));
       return result.ok ? 0 : 1;
+    },
+  },
+  {
+    name: ['attachments', 'move'],
+    options: { ...json, company: { type: 'string' }, to: { type: 'string' } },
+    synopsis: '--company ID --to postgres|s3 [--json]',
+    summary: "move a company's attachment files to the Postgres or the S3 store",
+    help:
+      'Each file is copied to the other store, checked against its SHA-256, switched there, then removed from the ' +
+      'store it was in. The S3 store is the one ATTACHMENTS_S3_* describe. A failure leaves that file where it was; ' +
+      'run the command again to carry on.',
+    async run({ values, database, print, settings }) {
+      const id = uuid(values.company as string | undefined, '--company');
+      const to = values.to;
+      if (to !== 'postgres' && to !== 's3') throw new UsageError('--to must be postgres or s3');
+      await requireCompany(database, id);
+      let stores: AttachmentStores;
+      try {
+        stores = attachmentStoresFrom(database.db, { ATTACHMENTS_STORE: 'postgres', ...settings.attachments });
+      } catch (err) {
+        throw new CliError((err as Error).message);
+      }
+      if (!stores.byKind.s3)
+        throw new CliError('the S3 store is not configured: set ATTACHMENTS_S3_BUCKET (and the rest)');
+      try {
+        const result = await moveCompanyFiles(database.db, stores, id, to);
+        print(
+          { companyId: id, to, ...result },
+          `moved ${result.moved} file${result.moved === 1 ? '' : 's'} (${result.bytes} bytes) to ${to}` +
+            (result.already > 0 ? `; ${result.already} already there` : ''),
+        );
+        return 0;
+      } finally {
+        stores.byKind.s3?.close?.();
+      }
     },
   },
   {

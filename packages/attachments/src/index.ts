@@ -34,3 +34,5 @@ export type {
   EntityType,
   NewAttachment,
 } from './attachments';
+export { moveCompanyFiles } from './move';
+export type { MoveResult } from './move';
