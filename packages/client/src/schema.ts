@@ -1279,6 +1279,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/attachments/inline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a small file as base64 JSON to the company of X-Organization-Id
+         * @description For callers that cannot send a form (agents’ tools): the file as base64 in JSON, at most 5 MB decoded (and ATTACHMENTS_MAX_BYTES). The same checks as the multipart upload: type by magic bytes (415 UNSUPPORTED_FILE_TYPE), nothing stored when refused, the record checked, Idempotency-Key replays.
+         *
+         *     Requires scope `attachments:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postAttachmentsInline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit-events": {
         parameters: {
             query?: never;
@@ -2134,6 +2158,30 @@ export interface paths {
          *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
          */
         delete: operations["deleteCompaniesByCompanyIdAttachmentsByAttachmentIdLinksByEntityTypeByEntityId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/attachments/inline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a small file as base64 JSON to the company
+         * @description For callers that cannot send a form (agents’ tools): the file as base64 in JSON, at most 5 MB decoded (and ATTACHMENTS_MAX_BYTES). The same checks as the multipart upload: type by magic bytes (415 UNSUPPORTED_FILE_TYPE), nothing stored when refused, the record checked, Idempotency-Key replays.
+         *
+         *     Requires scope `attachments:write`.
+         *
+         *     An archived company refuses it: 409 COMPANY_ARCHIVED (unarchive it first).
+         */
+        post: operations["postCompaniesByCompanyIdAttachmentsInline"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5640,6 +5688,21 @@ export interface components {
             sha256: string;
             /** @description Bytes. */
             size: number;
+        };
+        /** AttachmentInlineUpload */
+        AttachmentInlineUpload: {
+            /** @description The file’s bytes, base64 (at most 5 MB decoded). */
+            contentBase64: string;
+            /** @description With entityType: the record to attach the file to. */
+            entityId?: string;
+            /**
+             * @description The kind of record: journal_entry, document (an invoice, bill, credit, receipt or estimate), payment (a customer or bill payment), contact, bank_transaction or reconciliation (its statement).
+             * @enum {unknown}
+             */
+            entityType?: "journal_entry" | "document" | "payment" | "contact" | "bank_transaction" | "reconciliation";
+            /** @description The file’s name: data, never a path. */
+            fileName: string;
+            note?: string;
         };
         /** AttachmentLink */
         AttachmentLink: {
@@ -11201,6 +11264,38 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
+    postAttachmentsInline: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+                /** @description The organization (client company) the request acts on. */
+                "x-organization-id"?: components["parameters"]["HeaderXOrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttachmentInlineUpload"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
     getAuditEvents: {
         parameters: {
             query?: {
@@ -12524,6 +12619,39 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    postCompaniesByCompanyIdAttachmentsInline: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; with it a retry never writes twice. 1-255 printable ASCII characters, unique per logical request (a UUID is a good choice). A key names one request of the organization: its method, its path (with the ids in it) and its body. The same request again replays the stored response with `Idempotent-Replayed: true`; the key with another body, or on another method or path, is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs it is 409 IDEMPOTENCY_IN_PROGRESS. */
+                "idempotency-key"?: components["parameters"]["HeaderIdempotencyKey2"];
+            };
+            path: {
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttachmentInlineUpload"];
+            };
+        };
+        responses: {
+            201: components["responses"]["PostAttachmentsResponse"];
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];

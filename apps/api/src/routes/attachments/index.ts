@@ -19,6 +19,7 @@ import {
   unlinkAttachment,
 } from '@firm/attachments';
 import { DomainError, isStorableText } from '@firm/core';
+import { Readable } from 'node:stream';
 import type { Tx } from '@firm/db';
 import { errorResponses } from '../../errors/responses';
 import { IDEMPOTENCY_HEADER, OptionalIdempotencyHeaders, runIdempotentHashed } from '../../plugins/idempotency';
@@ -33,6 +34,8 @@ import {
   CompanyLinkParams,
   CompanyParams,
   DeletedAttachment,
+  INLINE_MAX_BYTES,
+  InlineUploadBody,
   LinkBody,
   LinkParams,
   UploadForm,
@@ -173,6 +176,56 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
           return reply.code(201).send(result.body);
         } finally {
           // A replay, a refusal, or bytes the company already had: this upload's own copy goes.
+          await discardBlob(db(), received.store, organizationId, received.blobId);
+        }
+      },
+    );
+
+    app.post(
+      `${base}/inline`,
+      {
+        config: { scope: 'attachments:write', organization: form },
+        bodyLimit: Math.ceil(INLINE_MAX_BYTES / 3) * 4 + 64 * 1024,
+        schema: {
+          tags,
+          summary: `Upload a small file as base64 JSON to ${company}`,
+          description:
+            'For callers that cannot send a form (agents’ tools): the file as base64 in JSON, at most 5 MB decoded ' +
+            '(and ATTACHMENTS_MAX_BYTES). The same checks as the multipart upload: type by magic bytes (415 ' +
+            'UNSUPPORTED_FILE_TYPE), nothing stored when refused, the record checked, Idempotency-Key replays.',
+          ...(form === 'path' ? { params: CompanyParams } : {}),
+          headers: OptionalIdempotencyHeaders,
+          body: InlineUploadBody,
+          response: { 201: AttachmentOne, ...errorResponses(404, 409, 413, 415, 422) },
+        },
+      },
+      async (request, reply) => {
+        const organizationId = request.organization.id;
+        const { fileName: given, contentBase64, entityType, entityId, note } = request.body;
+        if ((entityType === undefined) !== (entityId === undefined)) {
+          throw new DomainError('VALIDATION_ERROR', 'the request failed validation', [
+            { field: 'body.entityType', message: 'give entityType and entityId together' },
+          ]);
+        }
+        const bytes = Buffer.from(contentBase64, 'base64');
+        const limit = Math.min(maxBytes, INLINE_MAX_BYTES);
+        if (bytes.length > limit) throw tooLarge(limit);
+        const links: EntityRef[] = entityType ? [{ entityType, entityId: entityId as string }] : [];
+        const fileName = fileNameOf(given);
+        const received = await receiveFile(db(), stores(), organizationId, Readable.from([bytes]), { maxBytes: limit });
+        try {
+          const ctx = ledgerContext(request);
+          const work = async (tx: Tx) => {
+            const attachment = await createAttachment(tx, ctx, received, { fileName, note: note ?? null, links });
+            return { status: 201, body: { data: presentAttachment(attachment) } };
+          };
+          if (request.headers[IDEMPOTENCY_HEADER] !== undefined) {
+            const requestHash = `attachment:${received.sha256}:${JSON.stringify([fileName, note ?? null, links])}`;
+            return await runIdempotentHashed(request, reply, requestHash, work);
+          }
+          const result = await db().transaction(work);
+          return reply.code(201).send(result.body);
+        } finally {
           await discardBlob(db(), received.store, organizationId, received.blobId);
         }
       },

@@ -87,3 +87,22 @@ export const UploadForm = Type.Object(
   },
   { title: 'AttachmentUpload' },
 );
+
+/** The largest file the JSON (base64) upload takes, decoded: 5 MB (agents' tools send files this way). */
+export const INLINE_MAX_BYTES = 5 * 1024 * 1024;
+
+export const InlineUploadBody = Type.Object(
+  {
+    fileName: Type.String({ minLength: 1, maxLength: 255, description: 'The file’s name: data, never a path.' }),
+    contentBase64: Type.String({
+      minLength: 4,
+      maxLength: Math.ceil(INLINE_MAX_BYTES / 3) * 4,
+      pattern: '^[A-Za-z0-9+/]+={0,2}$',
+      description: 'The file’s bytes, base64 (at most 5 MB decoded).',
+    }),
+    entityType: Type.Optional(EntityTypeSchema),
+    entityId: Type.Optional(Type.String({ description: 'With entityType: the record to attach the file to.' })),
+    note: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  { additionalProperties: false, title: 'AttachmentInlineUpload' },
+);

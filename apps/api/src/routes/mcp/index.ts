@@ -406,6 +406,8 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     MCP_PATH,
     {
+      // attach_file carries a file of up to 5 MB as base64; the caller is authenticated before the body is read.
+      bodyLimit: Math.max(app.config.BODY_LIMIT_BYTES, 8 * 1024 * 1024),
       // Who is calling is judged before the body: a request without a valid token is 401 whatever it sends.
       onRequest: async (request, reply) => {
         const credential = await app.resolveCredential(request);
