@@ -410,3 +410,38 @@ export async function recordDownload(db: Executor, ctx: LedgerContext, attachmen
     data: { fileName: attachment.fileName, sha256: attachment.sha256 },
   });
 }
+
+/** Of these records, those with an attachment (not deleted) on them, as `entityType:entityId`. */
+export async function recordsWithAttachments(
+  db: Executor,
+  organizationId: string,
+  refs: EntityRef[],
+): Promise<Set<string>> {
+  const keys = [...new Set(refs.filter((r) => isUuid(r.entityId)).map((r) => `${r.entityType}:${r.entityId}`))];
+  if (keys.length === 0) return new Set();
+  const rows = rowsOf<{ key: string }>(
+    await db.execute(sql`select distinct l.entity_type || ':' || l.entity_id::text as key
+      from attachment_links l
+      join attachments a on a.organization_id = l.organization_id and a.id = l.attachment_id and a.deleted_at is null
+      where l.organization_id = ${organizationId}
+        and l.entity_type || ':' || l.entity_id::text = any(${sql.param(keys)}::text[])`),
+  );
+  return new Set(rows.map((r) => r.key));
+}
+
+/** The attachments (not deleted) on any of these records, oldest first, with their hashes and links. */
+export async function attachmentsOf(db: Executor, organizationId: string, refs: EntityRef[]): Promise<Attachment[]> {
+  const keys = [...new Set(refs.filter((r) => isUuid(r.entityId)).map((r) => `${r.entityType}:${r.entityId}`))];
+  if (keys.length === 0) return [];
+  const rows = rowsOf<AttachmentRow>(
+    await db.execute(
+      selectAttachments(
+        sql`a.organization_id = ${organizationId} and exists (select 1 from attachment_links l
+          where l.organization_id = a.organization_id and l.attachment_id = a.id
+            and l.entity_type || ':' || l.entity_id::text = any(${sql.param(keys)}::text[]))`,
+        sql`order by a.created_at, a.id`,
+      ),
+    ),
+  );
+  return rows.map(present);
+}

@@ -13,6 +13,7 @@ export {
 } from './receive';
 export type { ReceivedFile } from './receive';
 export {
+  attachmentsOf,
   createAttachment,
   deleteAttachment,
   ENTITY_TYPES,
@@ -21,6 +22,7 @@ export {
   listAttachments,
   openAttachment,
   recordDownload,
+  recordsWithAttachments,
   removeOrphan,
   unlinkAttachment,
 } from './attachments';

@@ -52,3 +52,31 @@ export async function rowsAwaitingReview(
       order by bank_account_id, txn_date, id`),
   );
 }
+
+/**
+ * Bank and card rows dated in the period that move at least `minCents` either way and are in the books or waiting for
+ * review (not excluded): the rows a receipt should stand behind.
+ */
+export async function largeRowsInPeriod(
+  db: Executor,
+  organizationId: string,
+  from: string,
+  to: string,
+  minCents: number,
+): Promise<{ id: string; bankAccountId: string; date: string; amountCents: number; journalEntryId: string | null }[]> {
+  return rowsOf<{
+    id: string;
+    bankAccountId: string;
+    date: string;
+    amountCents: number;
+    journalEntryId: string | null;
+  }>(
+    await db.execute(sql`
+      select id, bank_account_id as "bankAccountId", txn_date::text as date, amount_cents::float8 as "amountCents",
+             journal_entry_id as "journalEntryId"
+      from bank_transactions
+      where organization_id = ${organizationId} and txn_date between ${from}::date and ${to}::date
+        and status <> 'excluded' and abs(amount_cents) >= ${minCents}
+      order by txn_date, id`),
+  );
+}

@@ -15,7 +15,7 @@ export {
   undoReconciliation,
 } from './reconciliations';
 export { reconciliationStatus } from './status-report';
-export { registersReconciledThrough, rowsAwaitingReview } from './close-scans';
+export { largeRowsInPeriod, registersReconciledThrough, rowsAwaitingReview } from './close-scans';
 export type { RegisterReconciledThrough } from './close-scans';
 export {
   BANK_TRANSACTION_STATES,

@@ -339,7 +339,8 @@ describe('a firm’s rule settings', () => {
 
   it('lists the catalogue with defaults, then the firm’s values', async () => {
     const before = await listCloseRules(db, f.firmId);
-    expect(before.every((r) => r.enabled)).toBe(true);
+    // Every rule is on, but receipts_missing, which a firm turns on when it keeps receipts.
+    expect(before.filter((r) => !r.enabled).map((r) => r.kind)).toEqual(['receipts_missing']);
     expect(before.find((r) => r.kind === 'expense_spike')?.thresholds).toEqual([
       expect.objectContaining({ name: 'percent', value: 50, default: 50 }),
       expect.objectContaining({ name: 'amountCents', value: 50_000, default: 50_000 }),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { registersReconciledThrough, rowsAwaitingReview } from '@firm/banking';
+import { recordsWithAttachments } from '@firm/attachments';
+import { largeRowsInPeriod, registersReconciledThrough, rowsAwaitingReview } from '@firm/banking';
 import type { Executor } from '@firm/db';
 import {
   documentsEnteredAfterReconciliation,
@@ -54,6 +55,8 @@ export interface CloseRule {
   /** What it finds and why it has its severity; the README's catalogue says the same. */
   description: string;
   thresholds: Record<string, ThresholdSpec>;
+  /** False: the rule runs only for firms that turn it on (advisory rules only). */
+  enabledByDefault?: boolean;
   find: (books: BookReads, thresholds: Record<string, number>) => Promise<Found[]>;
 }
 
@@ -383,6 +386,53 @@ export const CLOSE_RULES: CloseRule[] = [
     },
   },
   {
+    kind: 'receipts_missing',
+    severity: 'advisory',
+    enabledByDefault: false,
+    title: 'Large bank and card rows have their receipts',
+    description:
+      'A bank or card register with rows dated in the period that move at least minCents either way (not excluded) ' +
+      'and have no attachment, neither on the row nor on the journal entry it was posted as; the evidence is the ' +
+      'register and those rows. Advisory and off unless the firm turns it on: attach the receipt, or sign it off.',
+    thresholds: {
+      minCents: {
+        default: 7500,
+        min: 1,
+        description: 'Rows moving at least this many cents either way need a receipt.',
+      },
+    },
+    async find(books, { minCents }) {
+      const { organizationId, periodStart, periodEnd } = books.period;
+      const rows = await largeRowsInPeriod(books.db, organizationId, periodStart, periodEnd, minCents as number);
+      if (rows.length === 0) return [];
+      const covered = await recordsWithAttachments(
+        books.db,
+        organizationId,
+        rows.flatMap((r) => [
+          { entityType: 'bank_transaction' as const, entityId: r.id },
+          ...(r.journalEntryId ? [{ entityType: 'journal_entry' as const, entityId: r.journalEntryId }] : []),
+        ]),
+      );
+      const missing = rows.filter(
+        (r) =>
+          !covered.has(`bank_transaction:${r.id}`) &&
+          !(r.journalEntryId && covered.has(`journal_entry:${r.journalEntryId}`)),
+      );
+      const names = new Map((await books.registers()).map((r) => [r.bankAccountId, r.name]));
+      const byRegister = new Map<string, typeof missing>();
+      for (const row of missing) byRegister.set(row.bankAccountId, [...(byRegister.get(row.bankAccountId) ?? []), row]);
+      return [...byRegister].map(([bankAccountId, list]) => ({
+        message:
+          `${names.get(bankAccountId) ?? bankAccountId} has ${plural(list.length, 'row')} of at least ` +
+          `${money(minCents as number)} dated in the period without a receipt`,
+        evidence: [
+          { type: 'BankAccount', id: bankAccountId },
+          ...list.map((r) => ({ type: 'BankTransaction', id: r.id })),
+        ],
+      }));
+    },
+  },
+  {
     kind: 'entered_after_reconciliation',
     severity: 'advisory',
     title: 'Nothing entered into reconciled statements',
@@ -431,7 +481,7 @@ export async function computeChecklist(
   const items: ChecklistItem[] = [];
   for (const rule of CLOSE_RULES) {
     const setting = own.get(rule.kind);
-    if (rule.severity === 'advisory' && setting?.enabled === false) continue;
+    if (rule.severity === 'advisory' && (setting?.enabled ?? rule.enabledByDefault ?? true) === false) continue;
     const thresholds = Object.fromEntries(
       Object.entries(rule.thresholds).map(([name, spec]) => [name, setting?.thresholds[name] ?? spec.default]),
     );

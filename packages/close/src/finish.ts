@@ -1,4 +1,5 @@
-import { reconciliationStatus } from '@firm/banking';
+import { attachmentsOf } from '@firm/attachments';
+import { largeRowsInPeriod, reconciliationStatus } from '@firm/banking';
 import { DomainError, type ErrorDetail } from '@firm/core';
 import { closeEvidence, closes, type Db, type Tx } from '@firm/db';
 import { type AuditTrail, appendAuditEvent } from '@firm/gateway';
@@ -94,6 +95,16 @@ async function renderEvidence(
   });
   const pdf = Buffer.concat((await packet.toArray()) as Buffer[]);
   const reconciliations = await reconciliationStatus(tx, close.organizationId, close.periodEnd);
+  // The source documents of the period's bank and card rows (on the row or on the entry it was posted as).
+  const rows = await largeRowsInPeriod(tx, close.organizationId, close.periodStart, close.periodEnd, 0);
+  const attachments = await attachmentsOf(
+    tx,
+    close.organizationId,
+    rows.flatMap((r) => [
+      { entityType: 'bank_transaction' as const, entityId: r.id },
+      ...(r.journalEntryId ? [{ entityType: 'journal_entry' as const, entityId: r.journalEntryId }] : []),
+    ]),
+  );
   return {
     'financial-packet.pdf': pdf,
     'checklist.json': json({
@@ -104,6 +115,14 @@ async function renderEvidence(
       finishedBy: { kind: finished.kind, id: finished.id },
       finishedAt: finished.at.toISOString(),
       items,
+      attachments: attachments.map((a) => ({
+        id: a.id,
+        fileName: a.fileName,
+        contentType: a.contentType,
+        size: a.sizeBytes,
+        sha256: a.sha256,
+        links: a.links.map((l) => ({ entityType: l.entityType, entityId: l.entityId })),
+      })),
     }),
     'reconciliation-status.json': json({ asOf: close.periodEnd, accounts: reconciliations }),
   };

@@ -20,7 +20,7 @@ function asFirmRule(rule: CloseRule, setting: RuleSetting | undefined): FirmClos
     severity: rule.severity,
     title: rule.title,
     description: rule.description,
-    enabled: rule.severity === 'blocking' || (setting?.enabled ?? true),
+    enabled: rule.severity === 'blocking' || (setting?.enabled ?? rule.enabledByDefault ?? true),
     thresholds: Object.entries(rule.thresholds).map(([name, spec]) => ({
       name,
       value: setting?.thresholds[name] ?? spec.default,
@@ -75,7 +75,7 @@ export async function setCloseRule(
     if (value === null) delete thresholds[name];
     else thresholds[name] = value;
   }
-  const enabled = change.enabled ?? current?.enabled ?? true;
+  const enabled = change.enabled ?? current?.enabled ?? rule.enabledByDefault ?? true;
   await db
     .insert(closeRuleSettings)
     .values({ firmId, kind, enabled, thresholds })
