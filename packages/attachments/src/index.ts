@@ -38,3 +38,4 @@ export type {
 } from './attachments';
 export { moveCompanyFiles } from './move';
 export type { MoveResult } from './move';
+export { receiptPdf } from './sample';

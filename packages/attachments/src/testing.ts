@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import PDFDocument from 'pdfkit';
 import S3rver from 's3rver';
 import { S3BlobStore } from './store';
+
+export { receiptPdf } from './sample';
 
 /** A local S3-compatible server (s3rver) on a random port, with one bucket, its files in a temporary folder. */
 export async function startS3Server(bucket = 'attachments') {
@@ -45,22 +46,6 @@ export async function startS3Server(bucket = 'attachments') {
       rmSync(directory, { recursive: true, force: true });
     },
   };
-}
-
-/** A small PDF of a receipt (pdfkit, no timestamps: the same text gives the same bytes). */
-export function receiptPdf(text = 'Receipt: Office Supply Co, $42.50', pad = 0): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const doc = new PDFDocument({ size: 'A6', info: { CreationDate: new Date(0) }, compress: false });
-    const parts: Buffer[] = [];
-    doc.on('data', (b: Buffer) => parts.push(b));
-    doc.on('end', () => resolve(Buffer.concat(parts)));
-    doc.on('error', reject);
-    doc.fontSize(10).text(text);
-    // Padding as a PDF comment after the end: still a PDF, as long as asked for.
-    doc.end();
-  }).then((pdf) =>
-    pad > 0 ? Buffer.concat([pdf as Buffer, Buffer.from(`%${'x'.repeat(pad - 2)}\n`)]) : (pdf as Buffer),
-  );
 }
 
 /** The first bytes of a Windows executable (MZ, PE header), the kind of file that must never pass as a PDF. */

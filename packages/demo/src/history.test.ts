@@ -1,3 +1,4 @@
+import { listAttachments } from '@firm/attachments';
 import { DEVELOPMENT_TOKEN_KEYS, listBankTransactions, parseTokenKeys } from '@firm/banking';
 import { type Db, rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
@@ -92,6 +93,20 @@ describe('historyMonths', () => {
 describe('the demo history', () => {
   it('is the same books on two fresh databases seeded with the same clock', async () => {
     expect(await footprint(second.db)).toEqual(await footprint(first.db));
+  });
+
+  it('attaches a few source documents to the first company’s bank rows, the same on both databases', async () => {
+    const orgId = seeded.organizations[0]?.id as string;
+    const page = await listAttachments(first.db, orgId, { limit: 10 });
+    expect(page.data.map((a) => a.fileName).filter((n) => n.startsWith('receipt-'))).toHaveLength(3);
+    const statement = page.data.find((a) => a.fileName === 'bank-statement.pdf');
+    expect(statement?.links).toHaveLength(3);
+    expect(statement?.contentType).toBe('application/pdf');
+    const hashes = async (db: typeof first.db) =>
+      rowsOf<{ sha256: string }>(await db.execute(sql`select sha256 from attachments order by sha256`)).map(
+        (r) => r.sha256,
+      );
+    expect(await hashes(second.db)).toEqual(await hashes(first.db));
   });
 
   it('is written once: a second seed changes nothing in the books', async () => {

@@ -1,4 +1,13 @@
-import { connectBankFeed, syncFeed, type TokenKeys } from '@firm/banking';
+import { Readable } from 'node:stream';
+import {
+  createAttachment,
+  type EntityRef,
+  linkAttachment,
+  PostgresBlobStore,
+  receiptPdf,
+  receiveFile,
+} from '@firm/attachments';
+import { connectBankFeed, largeRowsInPeriod, syncFeed, type TokenKeys } from '@firm/banking';
 import { InProcessSandboxAggregator } from '@firm/banking/sandbox/in-process';
 import type { Db } from '@firm/db';
 import { setFirmAgentAccess } from '@firm/gateway';
@@ -94,6 +103,7 @@ export async function seedDemo(db: Db, options: SeedOptions = {}): Promise<SeedR
   });
   const first = seeded.organizations.find((o) => o.name === DEMO_ORGANIZATIONS[0]);
   if (seeded.created && first) await seedScheduledEntry(db, seeded.firmId, first.id, now);
+  if (seeded.created && first && options.history) await seedAttachments(db, seeded.firmId, first.id);
   if (seeded.created && first && options.bankTokenKeys)
     await seedBankFeed(db, seeded.firmId, first.id, options.bankTokenKeys, now);
   return seeded;
@@ -135,4 +145,32 @@ async function seedBankFeed(db: Db, firmId: string, organizationId: string, keys
     ],
   });
   await syncFeed(db, ctx, aggregator, keys, organizationId, feed.id);
+}
+
+/**
+ * A few source documents in the first company: a receipt on each of its three latest large card or bank rows, and a
+ * statement on all three (none with empty books: the files wait unattached). Small PDFs, in the Postgres store.
+ */
+async function seedAttachments(db: Db, firmId: string, organizationId: string): Promise<void> {
+  const ctx = { firmId, actor: { kind: 'system', id: 'demo-seed' } };
+  const store = new PostgresBlobStore(db);
+  const stores = { current: store, byKind: { postgres: store } };
+  const rows = (await largeRowsInPeriod(db, organizationId, '2000-01-01', '2999-12-31', 20_000)).slice(-3);
+  const attach = async (fileName: string, text: string, links: EntityRef[]) => {
+    const file = await receiveFile(db, stores, organizationId, Readable.from([await receiptPdf(text)]), {
+      maxBytes: 1 << 20,
+    });
+    return db.transaction((tx) => createAttachment(tx, ctx, file, { fileName, links: links.slice(0, 1) }));
+  };
+  for (const row of rows) {
+    const amount = (Math.abs(row.amountCents) / 100).toFixed(2);
+    await attach(`receipt-${row.date}.pdf`, `Receipt\n${row.date}\nTotal $${amount}`, [
+      { entityType: 'bank_transaction', entityId: row.id },
+    ]);
+  }
+  const refs = rows.map((r): EntityRef => ({ entityType: 'bank_transaction', entityId: r.id }));
+  const statement = await attach('bank-statement.pdf', 'Bank statement\nFirst Platypus Bank', refs);
+  for (const ref of refs.slice(1)) {
+    await db.transaction((tx) => linkAttachment(tx, ctx, organizationId, statement.id, ref));
+  }
 }
