@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import { type FastifyPluginAsyncTypebox, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import { type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   type Attachment,
   createAttachment,
@@ -25,6 +25,7 @@ import { errorResponses } from '../../errors/responses';
 import { IDEMPOTENCY_HEADER, OptionalIdempotencyHeaders, runIdempotentHashed } from '../../plugins/idempotency';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
+import { validatorCompiler } from '../../validation';
 import {
   AttachmentList,
   AttachmentListQuery,
@@ -111,7 +112,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
           const length = Number(request.headers['content-length']);
           if (Number.isFinite(length) && length > maxBytes + FORM_OVERHEAD) throw tooLarge(maxBytes);
         },
-        validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : TypeBoxValidatorCompiler(route)),
+        validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : validatorCompiler(route)),
         schema: {
           tags,
           summary: `Upload a file (receipt, invoice, statement) to ${company}`,
