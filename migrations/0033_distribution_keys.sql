@@ -2,6 +2,16 @@
 -- unique keys and the foreign keys between them carry the tenant, so each group could be distributed by its column
 -- (Citus) as packages/db/src/distribution.ts places them. Data is kept; test/distribution.test.ts checks the result.
 -- Foreign keys that name a key about to be rebuilt are dropped first and added again at the end.
+ALTER TABLE attachment_links DROP CONSTRAINT attachment_links_entry_fk;
+--> statement-breakpoint
+ALTER TABLE attachment_links DROP CONSTRAINT attachment_links_document_fk;
+--> statement-breakpoint
+ALTER TABLE attachment_links DROP CONSTRAINT attachment_links_contact_fk;
+--> statement-breakpoint
+ALTER TABLE attachment_links DROP CONSTRAINT attachment_links_bank_transaction_fk;
+--> statement-breakpoint
+ALTER TABLE attachment_links DROP CONSTRAINT attachment_links_reconciliation_fk;
+--> statement-breakpoint
 ALTER TABLE account_daily_balances DROP CONSTRAINT account_daily_balances_account_fk;
 --> statement-breakpoint
 ALTER TABLE account_monthly_balances DROP CONSTRAINT account_monthly_balances_account_fk;
@@ -440,3 +450,13 @@ CREATE INDEX "agent_proposals_id_idx" ON "agent_proposals" ("id");
 CREATE INDEX "webhook_subscriptions_id_idx" ON "webhook_subscriptions" ("id");
 --> statement-breakpoint
 CREATE INDEX "webhook_deliveries_id_idx" ON "webhook_deliveries" ("id");
+--> statement-breakpoint
+ALTER TABLE "attachment_links" ADD CONSTRAINT "attachment_links_entry_fk" FOREIGN KEY ("organization_id", "journal_entry_id") REFERENCES "journal_entries"("organization_id", "id");
+--> statement-breakpoint
+ALTER TABLE "attachment_links" ADD CONSTRAINT "attachment_links_document_fk" FOREIGN KEY ("organization_id", "document_id") REFERENCES "documents"("organization_id", "id");
+--> statement-breakpoint
+ALTER TABLE "attachment_links" ADD CONSTRAINT "attachment_links_contact_fk" FOREIGN KEY ("organization_id", "contact_id") REFERENCES "contacts"("organization_id", "id");
+--> statement-breakpoint
+ALTER TABLE "attachment_links" ADD CONSTRAINT "attachment_links_bank_transaction_fk" FOREIGN KEY ("organization_id", "bank_transaction_id") REFERENCES "bank_transactions"("organization_id", "id");
+--> statement-breakpoint
+ALTER TABLE "attachment_links" ADD CONSTRAINT "attachment_links_reconciliation_fk" FOREIGN KEY ("organization_id", "reconciliation_id") REFERENCES "reconciliations"("organization_id", "id");
