@@ -176,12 +176,37 @@ function undistributedForeignKeys({ constraints }: Catalog, map: PlacementMap): 
     );
 }
 
+/**
+ * Lookups in the database's own functions (the triggers that check every write) on a distributed table whose WHERE
+ * does not name its distribution column: such a lookup reads the whole table, since every key leads with that column.
+ */
+function untenantedLookups(functions: { name: string; body: string }[], map: PlacementMap): string[] {
+  const problems: string[] = [];
+  for (const { name, body } of functions) {
+    for (const [, table, where] of body.matchAll(/\bFROM\s+(\w+)\s+WHERE\s+([^;]*)/gi)) {
+      const placement = map[(table as string).toLowerCase()];
+      if (placement && isDistributed(placement) && !new RegExp(`\\b${placement.column}\\b`).test(where as string))
+        problems.push(`${name}: a lookup in ${table} without ${placement.column}: WHERE ${(where as string).trim()}`);
+    }
+  }
+  return problems;
+}
+
+async function readFunctions(db: Executor): Promise<{ name: string; body: string }[]> {
+  return rowsOf<{ name: string; body: string }>(
+    await db.execute(sql`select p.proname as name, p.prosrc as body from pg_proc p
+      where p.pronamespace = 'public'::regnamespace and p.prolang = (select oid from pg_language where lanname = 'plpgsql')`),
+  );
+}
+
 let database: TestDatabase;
 let catalog: Catalog;
+let functions: { name: string; body: string }[];
 
 beforeAll(async () => {
   database = await createTestDatabase();
   catalog = await readCatalog(database.db);
+  functions = await readFunctions(database.db);
 });
 
 afterAll(async () => {
@@ -214,6 +239,20 @@ describe('a distributed table', () => {
 
   it('refers to its own group through its distribution column, and to no other group but reference tables', () => {
     expect(distributedForeignKeys(catalog, DISTRIBUTION)).toEqual([]);
+  });
+});
+
+describe('the database’s own checks', () => {
+  it('look rows of a distributed table up by its distribution column', () => {
+    expect(functions.length).toBeGreaterThan(10);
+    expect(untenantedLookups(functions, DISTRIBUTION)).toEqual([]);
+  });
+
+  it('name a lookup by id alone', () => {
+    const body = 'SELECT status INTO v FROM journal_entries WHERE id = NEW.entry_id FOR SHARE;';
+    expect(untenantedLookups([{ name: 'f', body }], DISTRIBUTION)).toEqual([
+      'f: a lookup in journal_entries without organization_id: WHERE id = NEW.entry_id FOR SHARE',
+    ]);
   });
 });
 
