@@ -445,3 +445,53 @@ export async function attachmentsOf(db: Executor, organizationId: string, refs: 
   );
   return rows.map(present);
 }
+
+/** A page of the company's attachments by offset, oldest first, and how many it has (the platform's paging). */
+export async function attachmentsAtOffset(
+  db: Executor,
+  organizationId: string,
+  offset: number,
+  limit: number,
+): Promise<{ rows: Attachment[]; total: number }> {
+  const rows = rowsOf<AttachmentRow & { total: number | string }>(
+    await db.execute(sql`select p.*, (select count(*) from attachments c
+        where c.organization_id = ${organizationId} and c.deleted_at is null) as total
+      from (${selectAttachments(
+        sql`a.organization_id = ${organizationId}`,
+        sql`order by a.created_at, a.id offset ${offset} limit ${limit}`,
+      )}) p`),
+  );
+  const [count] = rows.length
+    ? [{ total: rows[0]?.total }]
+    : rowsOf<{ total: number | string }>(
+        await db.execute(sql`select count(*) as total from attachments
+          where organization_id = ${organizationId} and deleted_at is null`),
+      );
+  return { rows: rows.map(present), total: Number(count?.total ?? 0) };
+}
+
+/**
+ * What each linked record is, by id: a document's type, a journal entry's source, a contact's kind (`customer`,
+ * `vendor`, `both`); for presenting links in another platform's names.
+ */
+export async function linkedRecordKinds(
+  db: Executor,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Map<string, { table: 'document' | 'entry' | 'contact'; kind: string }>> {
+  const out = new Map<string, { table: 'document' | 'entry' | 'contact'; kind: string }>();
+  const wanted = ids.filter(isUuid);
+  if (wanted.length === 0) return out;
+  const list = sql`(${sql.join(
+    wanted.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  )})`;
+  const rows = rowsOf<{ id: string; t: 'document' | 'entry' | 'contact'; kind: string }>(
+    await db.execute(sql`select id, 'document' as t, type::text as kind from documents
+        where organization_id = ${organizationId} and id in ${list}
+      union all select id, 'entry', source::text from journal_entries where organization_id = ${organizationId} and id in ${list}
+      union all select id, 'contact', kind::text from contacts where organization_id = ${organizationId} and id in ${list}`),
+  );
+  for (const r of rows) out.set(r.id, { table: r.t, kind: r.kind });
+  return out;
+}

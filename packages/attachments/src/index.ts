@@ -13,12 +13,14 @@ export {
 } from './receive';
 export type { ReceivedFile } from './receive';
 export {
+  attachmentsAtOffset,
   attachmentsOf,
   createAttachment,
   deleteAttachment,
   ENTITY_TYPES,
   getAttachment,
   linkAttachment,
+  linkedRecordKinds,
   listAttachments,
   openAttachment,
   recordDownload,

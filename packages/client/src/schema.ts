@@ -8868,7 +8868,7 @@ export interface components {
         PathCompanyId: string;
         /** @description Delivery id. */
         PathDeliveryId: string;
-        /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+        /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer, Attachable. See GET /acct/coverage. */
         PathEntity: string;
         /** @description The record’s id. */
         PathEntityId: string;
@@ -9284,7 +9284,7 @@ export interface operations {
             header?: never;
             path: {
                 clientId: components["parameters"]["PathClientId2"];
-                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer, Attachable. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
             };
             cookie?: never;
@@ -9316,7 +9316,7 @@ export interface operations {
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
-                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer, Attachable. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
             };
             cookie?: never;
@@ -9351,7 +9351,7 @@ export interface operations {
             header?: never;
             path: {
                 clientId: components["parameters"]["PathClientId2"];
-                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer, Attachable. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
                 id: components["parameters"]["PathId12"];
@@ -9387,7 +9387,7 @@ export interface operations {
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
-                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer, Attachable. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
                 id: components["parameters"]["PathId12"];
@@ -9433,7 +9433,7 @@ export interface operations {
             };
             path: {
                 clientId: components["parameters"]["PathClientId2"];
-                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer. See GET /acct/coverage. */
+                /** @description The platform's entity name, in any case: Account, Customer, Vendor, Item, TaxRate, TaxCode, CompanyInfo, Invoice, SalesReceipt, CreditMemo, RefundReceipt, Estimate, Bill, VendorCredit, Payment, BillPayment, JournalEntry, Purchase, Deposit, Transfer, Attachable. See GET /acct/coverage. */
                 entity: components["parameters"]["PathEntity"];
                 /** @description The record's `Id`. */
                 id: components["parameters"]["PathId12"];

@@ -141,6 +141,7 @@ export const COVERAGE: readonly CoverageEntry[] = [
   entry('Purchase', ['read', 'create', 'delete'], ENTRY_FIELDS, { transactionType: 'purchase' }),
   entry('Deposit', ['read', 'create', 'delete'], ENTRY_FIELDS, { transactionType: 'deposit' }),
   entry('Transfer', ['read', 'create', 'delete'], ENTRY_FIELDS, { transactionType: 'transfer' }),
+  entry('Attachable', ['read', 'create'], []),
 ];
 
 const byName = new Map<string, CoverageEntry>();

@@ -10,6 +10,7 @@ import type {
   WriteResult,
 } from '../types';
 import { accountHandler } from './accounts';
+import { attachableHandler } from './attachables';
 import { recordNotFound } from './common';
 import { companyInfo } from './company';
 import { customerHandler, vendorHandler } from './contacts';
@@ -51,6 +52,7 @@ export const EMBEDDED_ENTITIES: ReadonlyMap<string, EntityHandler> = new Map<str
   ...paymentHandlers,
   ...entryHandlers,
   ['CompanyInfo', companyHandler],
+  ['Attachable', attachableHandler],
 ]);
 
 const unsupported = (entity: string, operation: PlatformOperation) =>
