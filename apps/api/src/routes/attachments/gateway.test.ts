@@ -70,6 +70,11 @@ describe('the gateway Attachable entity', () => {
     const read = await send('GET', `${base}/entities/Attachable/${file.id}`);
     expect(read.statusCode, read.body).toBe(200);
     expect(read.json().data).toMatchObject(expected);
+    // Only fields QuickBooks' own Attachable has (its read of one, as recorded from the sandbox).
+    const qboFields = ['Id', 'SyncToken', 'FileName', 'FileAccessUri', 'TempDownloadUri', 'Size', 'ContentType']
+      .concat(['Note', 'domain', 'sparse', 'MetaData', 'AttachableRef'])
+      .sort();
+    expect(Object.keys(read.json().data).filter((k) => !qboFields.includes(k))).toEqual([]);
     const list = await send('GET', `${base}/entities/Attachable?maxResults=100`);
     expect(list.statusCode, list.body).toBe(200);
     expect(JSON.stringify(list.json())).toContain(file.id);
