@@ -598,3 +598,14 @@ describe('configuration', () => {
     ).toThrow();
   });
 });
+
+describe('Attachables on a QBO company', () => {
+  it('refuses to create one, sending nothing: its file would go through the upload endpoint, not sent yet', async () => {
+    fake.requests.length = 0;
+    const refused = await refusal(
+      platform().create('Attachable', { Id: '1', AttachableRef: [{ EntityRef: { type: 'Invoice', value: '1' } }] }),
+    );
+    expect(refused.code).toBe('OPERATION_NOT_SUPPORTED');
+    expect(fake.requests).toHaveLength(0);
+  });
+});
