@@ -1,5 +1,6 @@
 import multipart from '@fastify/multipart';
 import { type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   type Attachment,
   createAttachment,
@@ -12,6 +13,7 @@ import {
   linkAttachment,
   listAttachments,
   openAttachment,
+  type ReceivedFile,
   receiveFile,
   recordDownload,
   removeOrphan,
@@ -84,6 +86,34 @@ const FORM_OVERHEAD = 64 * 1024;
 export const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const db = () => app.database.db;
   const stores = () => app.attachmentStores;
+
+  /**
+   * A received file made an attachment of the request's company, once per Idempotency-Key when one is given (the
+   * file's hash and what it is filed as stand for the body). A replay, a refusal, or bytes the company already had:
+   * this upload's own copy goes.
+   */
+  const saveUpload = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    received: ReceivedFile,
+    filed: { fileName: string; note: string | null; links: EntityRef[] },
+  ) => {
+    try {
+      const ctx = ledgerContext(request);
+      const work = async (tx: Tx) => {
+        const attachment = await createAttachment(tx, ctx, received, filed);
+        return { status: 201, body: { data: presentAttachment(attachment) } };
+      };
+      if (request.headers[IDEMPOTENCY_HEADER] !== undefined) {
+        const requestHash = `attachment:${received.sha256}:${JSON.stringify([filed.fileName, filed.note, filed.links])}`;
+        return await runIdempotentHashed(request, reply, requestHash, work);
+      }
+      const result = await db().transaction(work);
+      return reply.code(201).send(result.body);
+    } finally {
+      await discardBlob(db(), received.store, request.organization.id, received.blobId);
+    }
+  };
   const maxBytes = app.config.ATTACHMENTS_MAX_BYTES;
   // This plugin's own parser: the form is read by the handler, part by part, the file as a stream.
   await app.register(multipart, {
@@ -163,22 +193,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
           : [];
         const fileName = fileNameOf(part.filename);
         const received = await receiveFile(db(), stores(), organizationId, part.file, { maxBytes });
-        try {
-          const ctx = ledgerContext(request);
-          const work = async (tx: Tx) => {
-            const attachment = await createAttachment(tx, ctx, received, { fileName, note: note ?? null, links });
-            return { status: 201, body: { data: presentAttachment(attachment) } };
-          };
-          if (request.headers[IDEMPOTENCY_HEADER] !== undefined) {
-            const requestHash = `attachment:${received.sha256}:${JSON.stringify([fileName, note ?? null, links])}`;
-            return await runIdempotentHashed(request, reply, requestHash, work);
-          }
-          const result = await db().transaction(work);
-          return reply.code(201).send(result.body);
-        } finally {
-          // A replay, a refusal, or bytes the company already had: this upload's own copy goes.
-          await discardBlob(db(), received.store, organizationId, received.blobId);
-        }
+        return saveUpload(request, reply, received, { fileName, note: note ?? null, links });
       },
     );
 
@@ -214,21 +229,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const links: EntityRef[] = entityType ? [{ entityType, entityId: entityId as string }] : [];
         const fileName = fileNameOf(given);
         const received = await receiveFile(db(), stores(), organizationId, Readable.from([bytes]), { maxBytes: limit });
-        try {
-          const ctx = ledgerContext(request);
-          const work = async (tx: Tx) => {
-            const attachment = await createAttachment(tx, ctx, received, { fileName, note: note ?? null, links });
-            return { status: 201, body: { data: presentAttachment(attachment) } };
-          };
-          if (request.headers[IDEMPOTENCY_HEADER] !== undefined) {
-            const requestHash = `attachment:${received.sha256}:${JSON.stringify([fileName, note ?? null, links])}`;
-            return await runIdempotentHashed(request, reply, requestHash, work);
-          }
-          const result = await db().transaction(work);
-          return reply.code(201).send(result.body);
-        } finally {
-          await discardBlob(db(), received.store, organizationId, received.blobId);
-        }
+        return saveUpload(request, reply, received, { fileName, note: note ?? null, links });
       },
     );
 
