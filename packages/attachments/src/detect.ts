@@ -1,5 +1,3 @@
-import { fileTypeFromBuffer } from 'file-type';
-
 /** The kinds of file an attachment may be, decided by its bytes (never its name or declared type). */
 export const ALLOWED_TYPES = {
   'application/pdf': 'pdf',
@@ -76,7 +74,8 @@ export async function detectType(head: Buffer, complete: boolean): Promise<Detec
   if (isXlsx(head)) {
     return { mime: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', ext: 'xlsx', allowed: true };
   }
-  const found = head.length > 0 ? await fileTypeFromBuffer(head) : undefined;
+  // file-type is loaded with the first upload, not by every process that starts.
+  const found = head.length > 0 ? await (await import('file-type')).fileTypeFromBuffer(head) : undefined;
   if (found) {
     const mime = found.mime as string;
     return { mime, ext: found.ext, allowed: Object.hasOwn(ALLOWED_TYPES, mime) };

@@ -1,7 +1,7 @@
-import PDFDocument from 'pdfkit';
-
 /** A small PDF of a receipt (pdfkit, no timestamps: the same text gives the same bytes). */
-export function receiptPdf(text = 'Receipt: Office Supply Co, $42.50', pad = 0): Promise<Buffer> {
+export async function receiptPdf(text = 'Receipt: Office Supply Co, $42.50', pad = 0): Promise<Buffer> {
+  // Loaded when a receipt is drawn (the demo seed, tests), not by every process that files attachments.
+  const { default: PDFDocument } = await import('pdfkit');
   return new Promise((resolve, reject) => {
     const doc = new PDFDocument({ size: 'A6', info: { CreationDate: new Date(0) }, compress: false });
     const parts: Buffer[] = [];

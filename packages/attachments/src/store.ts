@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, type S3Client as S3ClientType, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { type Db, rowsOf } from '@firm/db';
 import type { AttachmentStoreKind } from '@firm/db';
 import { sql } from 'drizzle-orm';
@@ -93,22 +92,39 @@ export interface S3StoreOptions {
 /** Upload parts: S3's smallest, so that an upload holds at most two of them in memory. */
 const PART_BYTES = 5 * 1024 * 1024;
 
+/** The AWS SDK, loaded the first time an S3 store is used: a server keeping files in Postgres never holds it. */
+const awsSdk = () =>
+  Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([s3, storage]) => ({
+    ...s3,
+    Upload: storage.Upload,
+  }));
+type AwsSdk = Awaited<ReturnType<typeof awsSdk>>;
+
 /**
  * Files in S3-compatible object storage, one object per blob under `<prefix><organization>/<blob>`, encrypted at rest
  * by the server (SSE AES256), sent as a multipart upload as the bytes arrive.
  */
 export class S3BlobStore implements BlobStore {
   readonly kind = 's3' as const;
-  readonly client: S3ClientType;
-  constructor(private readonly options: S3StoreOptions) {
-    this.client = new S3Client({
-      region: options.region,
-      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-      forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
-      ...(options.accessKeyId && options.secretAccessKey
-        ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
-        : {}),
+  private sdk: Promise<{ aws: AwsSdk; client: S3Client }> | undefined;
+  private client: S3Client | undefined;
+  constructor(private readonly options: S3StoreOptions) {}
+
+  /** The SDK and this store's client, made on first use. */
+  private connected(): Promise<{ aws: AwsSdk; client: S3Client }> {
+    const options = this.options;
+    this.sdk ??= awsSdk().then((aws) => {
+      this.client = new aws.S3Client({
+        region: options.region,
+        ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+        forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
+        ...(options.accessKeyId && options.secretAccessKey
+          ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
+          : {}),
+      });
+      return { aws, client: this.client };
     });
+    return this.sdk;
   }
 
   keyOf(organizationId: string, blobId: string): string {
@@ -116,8 +132,14 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(organizationId: string, blobId: string, body: Readable): Promise<void> {
-    const upload = new Upload({
-      client: this.client,
+    // A body that fails while the SDK loads (too large, cut off) fails the put before any byte is sent.
+    let failed: unknown;
+    const early = (error: unknown) => void (failed ??= error);
+    body.once('error', early);
+    const { aws, client } = await this.connected().finally(() => body.off('error', early));
+    if (failed !== undefined || body.destroyed) throw failed ?? new Error('upload body closed before it was stored');
+    const upload = new aws.Upload({
+      client,
       params: {
         Bucket: this.options.bucket,
         Key: this.keyOf(organizationId, blobId),
@@ -140,20 +162,22 @@ export class S3BlobStore implements BlobStore {
   }
 
   async open(organizationId: string, blobId: string): Promise<Readable> {
-    const got = await this.client.send(
-      new GetObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(organizationId, blobId) }),
+    const { aws, client } = await this.connected();
+    const got = await client.send(
+      new aws.GetObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(organizationId, blobId) }),
     );
     return got.Body as Readable;
   }
 
   async remove(organizationId: string, blobId: string): Promise<void> {
-    await this.client.send(
-      new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(organizationId, blobId) }),
+    const { aws, client } = await this.connected();
+    await client.send(
+      new aws.DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(organizationId, blobId) }),
     );
   }
 
   close(): void {
-    this.client.destroy();
+    this.client?.destroy();
   }
 }
 
