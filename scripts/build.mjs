@@ -7,15 +7,20 @@ import { build } from 'esbuild';
 const root = new URL('..', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
 
-rmSync(new URL('dist', root), { recursive: true, force: true });
+const entries = {
+  server: 'apps/api/src/server.ts',
+  worker: 'apps/api/src/worker.ts',
+  cli: 'apps/cli/src/bin.ts',
+};
+// BUILD_OUTDIR and BUILD_ENTRIES (comma-separated names above) build part of it elsewhere, as tests do; the output
+// directory must sit inside the repository, where node_modules is found.
+const outdir = process.env.BUILD_OUTDIR || 'dist';
+const names = process.env.BUILD_ENTRIES?.split(',') ?? Object.keys(entries);
+rmSync(new URL(outdir, root), { recursive: true, force: true });
 await build({
   absWorkingDir: new URL('.', root).pathname,
-  entryPoints: {
-    server: 'apps/api/src/server.ts',
-    worker: 'apps/api/src/worker.ts',
-    cli: 'apps/cli/src/bin.ts',
-  },
-  outdir: 'dist',
+  entryPoints: Object.fromEntries(names.map((name) => [name, entries[name]])),
+  outdir,
   bundle: true,
   splitting: true,
   platform: 'node',
@@ -26,4 +31,4 @@ await build({
   sourcesContent: false,
   logLevel: 'warning',
 });
-process.stdout.write('built dist/server.js, dist/worker.js, dist/cli.js\n');
+process.stdout.write(`built ${names.map((name) => `${outdir}/${name}.js`).join(', ')}\n`);

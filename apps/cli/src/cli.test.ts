@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -548,10 +548,25 @@ describe('firms and users', () => {
 });
 
 describe('the real command', () => {
-  const bin = join(import.meta.dirname, 'bin.ts');
+  // The command as the image ships it (dist/cli.js), built once here: a start through tsx compiles the whole tree
+  // again every time. `npm run cli` (through tsx) is run once below.
+  const root = join(import.meta.dirname, '..', '..', '..');
+  const source = join(import.meta.dirname, 'bin.ts');
+  let buildDir: string;
+  let bin: string;
+  beforeAll(async () => {
+    await mkdir(join(root, 'node_modules', '.cache'), { recursive: true });
+    buildDir = await mkdtemp(join(root, 'node_modules', '.cache', 'cli-test-'));
+    await promisify(execFile)(process.execPath, [join(root, 'scripts', 'build.mjs')], {
+      cwd: root,
+      env: { ...process.env, BUILD_OUTDIR: buildDir, BUILD_ENTRIES: 'cli' },
+    });
+    bin = join(buildDir, 'cli.js');
+  }, 120_000);
+  afterAll(() => rm(buildDir, { recursive: true, force: true }));
   const exec = async (env: Record<string, string>, ...argv: string[]) => {
     try {
-      const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', bin, ...argv], {
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...argv], {
         env: { ...process.env, ...env },
       });
       return { code: 0, stdout, stderr };
@@ -568,6 +583,11 @@ describe('the real command', () => {
       for (const argv of [['--help'], ['migrate', '--help'], ['idempotency', 'purge', '--help'], ['seed', '-h']]) {
         expect((await exec({ DATABASE_URL: '', DATA_DIR: dataDir }, ...argv)).code).toBe(0);
       }
+      // `npm run cli`: the sources through tsx.
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', source, 'seed', '--help'], {
+        env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir },
+      });
+      expect(stdout).toMatch(/seed/);
       expect((await exec({ DATABASE_URL: '', DATA_DIR: dataDir })).code).toBe(2);
       expect((await exec({ DATABASE_URL: '', DATA_DIR: dataDir }, 'migrate', '--nope')).code).toBe(2);
       expect(existsSync(dataDir)).toBe(false);
@@ -594,7 +614,7 @@ describe('the real command', () => {
       );
       const child = execFile(
         process.execPath,
-        ['--import', 'tsx', bin, 'user', 'create', '--firm', seeded.firmId, '--email', 'kim@demo.test'],
+        [bin, 'user', 'create', '--firm', seeded.firmId, '--email', 'kim@demo.test'],
         { env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir } },
       );
       // Without --role the command is refused before anything is read or opened.
@@ -603,8 +623,6 @@ describe('the real command', () => {
       const created = promisify(execFile)(
         process.execPath,
         [
-          '--import',
-          'tsx',
           bin,
           'user',
           'create',
@@ -630,11 +648,9 @@ describe('the real command', () => {
   it('prints only JSON on stdout with --json', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'cli-seed-'));
     try {
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        ['--import', 'tsx', join(import.meta.dirname, 'bin.ts'), 'seed', '--json'],
-        { env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir } },
-      );
+      const { stdout } = await promisify(execFile)(process.execPath, [bin, 'seed', '--json'], {
+        env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir },
+      });
       const parsed = JSON.parse(stdout);
       expect(parsed.apiKey).toMatch(/^dk_live_/);
       expect(parsed.organizations.map((o: { name: string }) => o.name)).toHaveLength(2);
