@@ -400,6 +400,38 @@ export async function openAttachment(
   return { attachment, body: await store.open(organizationId, blob.id) };
 }
 
+/** An attachment as a file to send elsewhere: its name, type and size, and its bytes when they are read. */
+export interface AttachmentFile {
+  fileName: string;
+  contentType: string;
+  sizeBytes: number;
+  /** The whole file in memory, read from its store on each call. */
+  bytes: () => Promise<Buffer>;
+}
+
+/** The company's attachment `id` as a file to send elsewhere, or null when the company has no such attachment. */
+export async function attachmentFile(
+  db: Db,
+  stores: AttachmentStores,
+  organizationId: string,
+  id: string,
+): Promise<AttachmentFile | null> {
+  const attachment = await getAttachment(db, organizationId, id).catch((err: unknown) => {
+    if (err instanceof DomainError && err.code === 'ATTACHMENT_NOT_FOUND') return null;
+    throw err;
+  });
+  if (!attachment) return null;
+  return {
+    fileName: attachment.fileName,
+    contentType: attachment.contentType,
+    sizeBytes: attachment.sizeBytes,
+    bytes: async () => {
+      const { body } = await openAttachment(db, stores, organizationId, id);
+      return Buffer.concat((await body.toArray()) as Buffer[]);
+    },
+  };
+}
+
 /** The audit row of a download (who read which file); no event goes out for it. */
 export async function recordDownload(db: Executor, ctx: LedgerContext, attachment: Attachment): Promise<void> {
   await recordAuditRow(db, ctx, {

@@ -13,6 +13,7 @@ export {
 } from './receive';
 export type { ReceivedFile } from './receive';
 export {
+  attachmentFile,
   attachmentsAtOffset,
   attachmentsOf,
   createAttachment,
@@ -31,6 +32,7 @@ export {
 export type {
   Attachment,
   AttachmentContent,
+  AttachmentFile,
   AttachmentFilter,
   AttachmentLink,
   DeletedAttachment,

@@ -75,6 +75,45 @@ export interface QboPlatformOptions {
   requestKey?: string | null;
   /** Writes are checked against QBO (the entity, the current SyncToken) but not sent. */
   dryRun?: boolean;
+  /**
+   * The files received for this client (its own attachments store), by id: what an Attachable create uploads to QBO.
+   * Null for an id that is not one of this company's files. Without it, Attachables are read, not created.
+   */
+  files?: QboFiles;
+}
+
+/** A file received into our own store, ready to be uploaded; its bytes are read only when it is sent. */
+export interface QboFile {
+  fileName: string;
+  contentType: string;
+  sizeBytes: number;
+  bytes: () => Promise<Uint8Array>;
+}
+
+export interface QboFiles {
+  open(id: string): Promise<QboFile | null>;
+}
+
+const invalid = (field: string, message: string) =>
+  new DomainError('VALIDATION_ERROR', `payload.${field} ${message}`, [{ field: `payload.${field}`, message }]);
+
+/** An Attachable create's `AttachableRef`, checked: at least one `EntityRef` with a type and a value. */
+function attachableRefsOf(payload: Record<string, unknown>): unknown[] {
+  const refs = payload.AttachableRef;
+  if (!Array.isArray(refs) || refs.length === 0) throw invalid('AttachableRef', 'must name at least one record');
+  refs.forEach((ref: unknown, i) => {
+    const entityRef = (ref as Record<string, unknown> | null)?.EntityRef as Record<string, unknown> | undefined;
+    if (typeof entityRef?.type !== 'string' || typeof entityRef.value !== 'string' || entityRef.value === '') {
+      throw invalid(`AttachableRef[${i}].EntityRef`, 'must have a type and a value');
+    }
+  });
+  return refs;
+}
+
+/** The Attachable of an upload's answer (`AttachableResponse[0].Attachable`; a Fault there was thrown already). */
+function uploadedOf(body: unknown): PlatformRecord {
+  const items = (body as { AttachableResponse?: unknown } | null)?.AttachableResponse;
+  return recordOf(Array.isArray(items) ? items[0] : null, 'Attachable');
 }
 
 /**
@@ -87,9 +126,12 @@ export function createQboPlatform(http: QboHttp, options: QboPlatformOptions): P
   const supported = new Map(
     [...EMBEDDED_ENTITIES].map(([name, h]) => [name, new Set(h.operations)] as [string, Set<PlatformOperation>]),
   );
-  // An Attachable's file reaches QBO only through its multipart upload endpoint, which this adapter does not send yet:
-  // on a QBO company, Attachables are read, not created.
-  supported.set('Attachable', new Set([...(supported.get('Attachable') ?? [])].filter((op) => op === 'read')));
+  // An Attachable's file reaches QBO through its multipart upload endpoint, from the files received for the client:
+  // without them, Attachables are read, not created.
+  const files = options.files;
+  if (!files) {
+    supported.set('Attachable', new Set([...(supported.get('Attachable') ?? [])].filter((op) => op === 'read')));
+  }
   const check = (entity: string, operation: PlatformOperation) => {
     const ops = supported.get(entity);
     if (!ops) throw new DomainError('ENTITY_NOT_COVERED', `the platform has no entity ${entity}`);
@@ -135,6 +177,56 @@ export function createQboPlatform(http: QboHttp, options: QboPlatformOptions): P
   const count = async (q: Pick<PlatformQuery, 'entity' | 'where'>) =>
     Number((await query({ ...q, select: 'count', orderBy: [], startPosition: 1, maxResults: 1 })).totalCount ?? 0);
 
+  /**
+   * An Attachable: the received file `payload.Id` names, uploaded with its `AttachableRef` (and `Note`) as QBO's
+   * multipart upload (`file_metadata_01`, `file_content_01`) under the write's requestid, so a retried upload is one
+   * Attachable there.
+   */
+  const uploadAttachable = async (store: QboFiles, payload: Record<string, unknown>): Promise<WriteResult> => {
+    const id = payload.Id;
+    if (typeof id !== 'string' || id === '') {
+      throw invalid('Id', 'must name a file already received (POST /api/v1/attachments or attach_file)');
+    }
+    const refs = attachableRefsOf(payload);
+    if (payload.Note !== undefined && typeof payload.Note !== 'string') throw invalid('Note', 'must be text');
+    const file = await store.open(id);
+    if (!file) throw new DomainError('RECORD_NOT_FOUND', 'no such Attachable');
+    const metadata = {
+      AttachableRef: refs,
+      FileName: file.fileName,
+      ContentType: file.contentType,
+      ...(payload.Note !== undefined ? { Note: payload.Note } : {}),
+    };
+    if (options.dryRun) {
+      const at = new Date().toISOString();
+      return {
+        record: {
+          ...metadata,
+          Size: file.sizeBytes,
+          Id: '',
+          SyncToken: '0',
+          MetaData: { CreateTime: at, LastUpdatedTime: at },
+        },
+        syncTokenBefore: null,
+        journal: [],
+      };
+    }
+    const form = new FormData();
+    form.append(
+      'file_metadata_01',
+      new Blob([JSON.stringify(metadata)], { type: 'application/json' }),
+      'attachment.json',
+    );
+    form.append('file_content_01', new Blob([await file.bytes()], { type: file.contentType }), file.fileName);
+    const body = await http.request({
+      method: 'POST',
+      path: 'upload',
+      form,
+      requestId: requestId('create Attachable'),
+    });
+    return { record: uploadedOf(body), syncTokenBefore: null, journal: [] };
+  };
+
   return {
     supported,
     companyInfo: () => get('CompanyInfo', options.realmId),
@@ -147,6 +239,7 @@ export function createQboPlatform(http: QboHttp, options: QboPlatformOptions): P
     get,
     async create(entity, payload): Promise<WriteResult> {
       check(entity, 'create');
+      if (entity === 'Attachable' && files) return uploadAttachable(files, payload);
       if (options.dryRun) {
         const at = new Date().toISOString();
         return {

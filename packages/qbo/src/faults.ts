@@ -16,10 +16,20 @@ export interface QboFault {
 const text = (value: unknown) =>
   typeof value === 'string' ? value : value === null || value === undefined ? '' : String(value);
 
-/** The Fault of a response body, or null when it has none. */
+/**
+ * The Fault of a response body, or null when it has none. An upload's answer carries it inside its item
+ * (`AttachableResponse[0].Fault`).
+ */
 export function faultOf(body: unknown): QboFault | null {
   if (typeof body !== 'object' || body === null) return null;
   const record = body as Record<string, unknown>;
+  const items = record.AttachableResponse;
+  if (Array.isArray(items)) {
+    for (const item of items) {
+      const nested = faultOf({ Fault: (item as Record<string, unknown> | null)?.Fault });
+      if (nested) return nested;
+    }
+  }
   const fault = (record.Fault ?? record.fault) as Record<string, unknown> | undefined | null;
   if (typeof fault !== 'object' || fault === null) return null;
   const list = (fault.Error ?? fault.error) as unknown;

@@ -12,6 +12,11 @@ export interface QboRequest {
   path: string;
   query?: Record<string, string | undefined>;
   body?: unknown;
+  /**
+   * A multipart/form-data body instead of JSON (QBO's `upload`): sent whole again on each retry, its boundary and
+   * parts' headers written by fetch.
+   */
+  form?: FormData;
   /** A write's requestid; by default a fresh one per call (the same on each of its retries). */
   requestId?: string | undefined;
 }
@@ -161,14 +166,15 @@ export class QboHttp {
     if (requestId) url.searchParams.set('requestid', requestId);
     const release = await limiter.acquire(auth.realmId);
     try {
+      const json = req.form === undefined && req.body !== undefined;
       const res = await fetch(url, {
         method: req.method,
         headers: {
           authorization: `Bearer ${auth.token}`,
           accept: 'application/json',
-          ...(req.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(json ? { 'content-type': 'application/json' } : {}),
         },
-        ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
+        ...(req.form !== undefined ? { body: req.form } : json ? { body: JSON.stringify(req.body) } : {}),
         signal: AbortSignal.timeout(config.timeoutMs),
       });
       const text = await res.text();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseSealingKeys } from '@firm/core';
@@ -9,7 +10,7 @@ import { createLedgerFixture, type LedgerFixture } from '@firm/ledger/testing';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createQboPlatform, queryText } from './adapter';
+import { createQboPlatform, type QboFiles, queryText } from './adapter';
 import { DEVELOPMENT_QBO_KEYS, type QboConfig, qboConfigFrom } from './config';
 import { QboHttp } from './http';
 import { inProcessLimiter, redisLimiter } from './limiter';
@@ -600,8 +601,130 @@ describe('configuration', () => {
 });
 
 describe('Attachables on a QBO company', () => {
-  it('refuses to create one, sending nothing: its file would go through the upload endpoint, not sent yet', async () => {
-    fake.requests.length = 0;
+  /** Files received for the client: an id and its bytes, as the attachments store would hand them over. */
+  const received = new Map<string, { fileName: string; contentType: string; bytes: Buffer }>();
+  const files: QboFiles = {
+    open: async (id) => {
+      const file = received.get(id);
+      return file ? { ...file, sizeBytes: file.bytes.length, bytes: async () => file.bytes } : null;
+    },
+  };
+  const receive = (fileName: string, text: string) => {
+    const id = randomUUID();
+    received.set(id, { fileName, contentType: 'text/plain', bytes: Buffer.from(text) });
+    return id;
+  };
+  const uploader = (options: { dryRun?: boolean; requestKey?: string } = {}) =>
+    createQboPlatform(http(), { realmId: fake.realmId, files, ...options });
+  const onInvoice = [{ EntityRef: { type: 'Invoice', value: '130' } }];
+  const uploads = () => fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/upload'));
+
+  it('uploads the received file with its AttachableRef, and reads the Attachable back', async () => {
+    const id = receive('receipt.txt', 'Receipt: paper, $12.00');
+    const { record } = await uploader().create('Attachable', { Id: id, AttachableRef: onInvoice, Note: 'paper' });
+    expect(record).toMatchObject({
+      SyncToken: '0',
+      FileName: 'receipt.txt',
+      ContentType: 'text/plain',
+      Size: 22,
+      Note: 'paper',
+      AttachableRef: [{ EntityRef: { type: 'Invoice', value: '130' } }],
+    });
+    expect(fake.uploaded(record.Id)?.[1]?.bytes.toString()).toBe('Receipt: paper, $12.00');
+    expect(uploads()[0]?.query.requestid).toMatch(/^[0-9a-f-]{36}$/);
+    await expect(uploader().get('Attachable', record.Id)).resolves.toEqual(record);
+  });
+
+  it('a repeated request id answers with the Attachable QBO kept: one upload, one Attachable', async () => {
+    const id = receive('twice.txt', 'sent twice');
+    const before = fake.count('Attachable');
+    const first = await uploader({ requestKey: 'key-twice' }).create('Attachable', {
+      Id: id,
+      AttachableRef: onInvoice,
+    });
+    const again = await uploader({ requestKey: 'key-twice' }).create('Attachable', {
+      Id: id,
+      AttachableRef: onInvoice,
+    });
+    expect(again.record).toEqual(first.record);
+    expect(fake.count('Attachable')).toBe(before + 1);
+    const [a, b] = uploads();
+    expect(a?.query.requestid).toBe(b?.query.requestid);
+    const other = await uploader({ requestKey: 'key-other' }).create('Attachable', {
+      Id: id,
+      AttachableRef: onInvoice,
+    });
+    expect(other.record.Id).not.toBe(first.record.Id);
+  });
+
+  it('retries an upload after a 503 and after a lost answer, creating exactly one Attachable', async () => {
+    const id = receive('retried.txt', 'retried bytes');
+    const before = fake.count('Attachable');
+    fake.inject({ kind: 'status', status: 503 }, (r) => r.path.endsWith('/upload'));
+    fake.inject({ kind: 'drop-after' }, (r) => r.path.endsWith('/upload'));
+    const { record } = await uploader().create('Attachable', { Id: id, AttachableRef: onInvoice });
+    expect(fake.count('Attachable')).toBe(before + 1);
+    expect(uploads()).toHaveLength(3);
+    expect(new Set(uploads().map((r) => r.query.requestid)).size).toBe(1);
+    // Each attempt sent the whole file again.
+    expect(uploads().every((r) => JSON.stringify(r.body).includes('"size":13'))).toBe(true);
+    expect(fake.uploaded(record.Id)?.[1]?.bytes.toString()).toBe('retried bytes');
+  });
+
+  it("maps QBO's Fault in the upload's answer, and a 400 Fault, to the gateway's errors", async () => {
+    const id = receive('orphan.txt', 'no such estimate');
+    const before = fake.count('Attachable');
+    // QBO's recorded answer for a record that does not exist: HTTP 200 with a ValidationFault 6000 in the item.
+    const missing = await refusal(
+      uploader().create('Attachable', { Id: id, AttachableRef: [{ EntityRef: { type: 'Estimate', value: '75' } }] }),
+    );
+    expect(missing.code).toBe('VALIDATION_ERROR');
+    expect(missing.details?.[0]).toMatchObject({
+      platform: 'qbo',
+      platformCode: '6000',
+      message: expect.stringContaining('Estimate 75'),
+    });
+    fake.inject(
+      {
+        kind: 'status',
+        status: 400,
+        body: { Fault: { Error: [{ Message: 'Duplicate', code: '6240' }], type: 'ValidationFault' } },
+      },
+      (r) => r.path.endsWith('/upload'),
+    );
+    expect((await refusal(uploader().create('Attachable', { Id: id, AttachableRef: onInvoice }))).code).toBe(
+      'CONFLICT',
+    );
+    expect(fake.count('Attachable')).toBe(before);
+  });
+
+  it('refuses a missing or unknown file and a bad AttachableRef before sending anything', async () => {
+    const id = receive('checked.txt', 'checked');
+    const noId = await refusal(uploader().create('Attachable', { AttachableRef: onInvoice }));
+    expect([noId.code, noId.details?.[0]?.field]).toEqual(['VALIDATION_ERROR', 'payload.Id']);
+    const noRef = await refusal(uploader().create('Attachable', { Id: id }));
+    expect([noRef.code, noRef.details?.[0]?.field]).toEqual(['VALIDATION_ERROR', 'payload.AttachableRef']);
+    const badRef = await refusal(uploader().create('Attachable', { Id: id, AttachableRef: [{ EntityRef: {} }] }));
+    expect(badRef.details?.[0]?.field).toBe('payload.AttachableRef[0].EntityRef');
+    const unknown = await refusal(uploader().create('Attachable', { Id: randomUUID(), AttachableRef: onInvoice }));
+    expect(unknown.code).toBe('RECORD_NOT_FOUND');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('a dry run checks the file and sends nothing', async () => {
+    const id = receive('dry.txt', 'dry run');
+    const before = fake.count('Attachable');
+    const { record } = await uploader({ dryRun: true }).create('Attachable', { Id: id, AttachableRef: onInvoice });
+    expect(record).toMatchObject({ Id: '', FileName: 'dry.txt', Size: 7, AttachableRef: onInvoice });
+    expect(fake.requests).toHaveLength(0);
+    expect(fake.count('Attachable')).toBe(before);
+    const unknown = await refusal(
+      uploader({ dryRun: true }).create('Attachable', { Id: randomUUID(), AttachableRef: onInvoice }),
+    );
+    expect(unknown.code).toBe('RECORD_NOT_FOUND');
+  });
+
+  it('without the client’s files, refuses to create one and sends nothing', async () => {
     const refused = await refusal(
       platform().create('Attachable', { Id: '1', AttachableRef: [{ EntityRef: { type: 'Invoice', value: '1' } }] }),
     );

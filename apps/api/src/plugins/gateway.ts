@@ -1,3 +1,4 @@
+import { attachmentFile } from '@firm/attachments';
 import { type Approvals, createApprovals, createGateway, type Gateway, platformFactory } from '@firm/gateway';
 import { createEmbeddedPlatform } from '@firm/platform';
 import { createQboPlatform, QboHttp } from '@firm/qbo';
@@ -44,7 +45,13 @@ export const gatewayPlugin: FastifyPluginAsync = fp(async (app) => {
             (({ client, dryRun, requestKey }) =>
               createQboPlatform(
                 new QboHttp({ config: qbo.config, db, limiter: qbo.limiter, organizationId: client.id }),
-                { realmId: client.acctCompanyId, dryRun, requestKey },
+                {
+                  realmId: client.acctCompanyId,
+                  dryRun,
+                  requestKey,
+                  // An Attachable create uploads a file received for this client (its own store, nobody else's).
+                  files: { open: (id) => attachmentFile(db, app.attachmentStores, client.id, id) },
+                },
               )),
         },
       }),

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 /**
  * A local QuickBooks Online-compatible server for tests (not product code), built from the real recordings in
  * ../testdata: Intuit's token endpoint with refresh-token rotation, the v3 API's entity reads, creates, sparse
- * updates and deletes with SyncToken checks and `requestid` deduplication, queries, reports, and, on demand, each
+ * updates and deletes with SyncToken checks and `requestid` deduplication, the multipart upload of an Attachable's
+ * file (answered in the recorded shape, its bytes kept), queries, reports, and, on demand, each
  * Fault kind, throttling, 5xx, and a connection dropped after the request was received (and acted on). Each
  * authorization reaches the one company it was granted for (another company's calls are an AuthorizationFault, 403),
  * and the revoke endpoint ends the whole authorization, recording the token it was given.
@@ -41,6 +42,19 @@ interface Pending {
 
 type Entity = Record<string, unknown> & { Id: string; SyncToken: string };
 
+/** One part of a multipart upload as received: its name, filename, content type and bytes. */
+export interface UploadedPart {
+  name: string;
+  fileName: string | null;
+  contentType: string;
+  bytes: Buffer;
+}
+
+/** A recorded exchange's answer (an `uploads/*.http.json` file). */
+const recordedAnswer = (path: string) =>
+  (readJson(path) as { exchanges: { response: { body: Record<string, unknown> } }[] }).exchanges[0]?.response
+    .body as Record<string, unknown>;
+
 export class FakeQbo {
   readonly requests: RecordedRequest[] = [];
   /** The tokens the revoke endpoint was given, in order. */
@@ -62,6 +76,8 @@ export class FakeQbo {
   private readonly codes = new Map<string, string>();
   private readonly entities = new Map<string, Map<string, Entity>>();
   private readonly byRequestId = new Map<string, { status: number; body: unknown }>();
+  /** The parts of each upload that created an Attachable, by the Attachable's Id. */
+  private readonly uploads = new Map<string, UploadedPart[]>();
   private readonly pending: Pending[] = [];
   private nextId = 1000;
   private server: Server | null = null;
@@ -69,7 +85,8 @@ export class FakeQbo {
 
   constructor() {
     // Every entity the v3 API has that the gateway covers, recorded or not.
-    for (const entity of ['Vendor', 'VendorCredit', 'Transfer', 'Employee', 'Class', 'Department']) this.table(entity);
+    for (const entity of ['Vendor', 'VendorCredit', 'Transfer', 'Employee', 'Class', 'Department', 'Attachable'])
+      this.table(entity);
     for (const entity of readdirSync(join(TESTDATA, 'entities'))) {
       for (const file of readdirSync(join(TESTDATA, 'entities', entity))) {
         const record = readJson(join('entities', entity, file)) as Entity;
@@ -146,6 +163,11 @@ export class FakeQbo {
     return this.table(entity).size;
   }
 
+  /** The parts of the upload that created Attachable `id` (metadata, then the file), as they arrived. */
+  uploaded(id: string): UploadedPart[] | undefined {
+    return this.uploads.get(id);
+  }
+
   /** The next `times` requests that match answer with `injection`. */
   inject(injection: Injection, match: (req: RecordedRequest) => boolean = () => true, times = 1): void {
     this.pending.push({ match, injection, times });
@@ -198,9 +220,20 @@ export class FakeQbo {
     const url = new URL(req.url ?? '/', 'http://fake');
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const isForm = (req.headers['content-type'] ?? '').includes('x-www-form-urlencoded');
-    const body: unknown = raw ? (isForm ? Object.fromEntries(new URLSearchParams(raw)) : JSON.parse(raw)) : null;
+    const contentType = req.headers['content-type'] ?? '';
+    const parts = contentType.startsWith('multipart/form-data')
+      ? await partsOf(Buffer.concat(chunks), contentType)
+      : null;
+    const raw = parts ? '' : Buffer.concat(chunks).toString('utf8');
+    const isForm = contentType.includes('x-www-form-urlencoded');
+    // A multipart body is recorded as its parts' names, filenames, types and sizes (the bytes are kept by `uploaded`).
+    const body: unknown = parts
+      ? parts.map(({ bytes, ...part }) => ({ ...part, size: bytes.length }))
+      : raw
+        ? isForm
+          ? Object.fromEntries(new URLSearchParams(raw))
+          : JSON.parse(raw)
+        : null;
     const recorded: RecordedRequest = {
       method: req.method ?? 'GET',
       path: url.pathname,
@@ -274,7 +307,10 @@ export class FakeQbo {
       const earlier = this.byRequestId.get(requestId);
       if (earlier) return answer(earlier.status, earlier.body);
     }
-    const [status, payload] = this.api(recorded.method, rest, url.searchParams, body as Record<string, unknown> | null);
+    const [status, payload] =
+      recorded.method === 'POST' && rest === 'upload'
+        ? this.upload(m[1] as string, parts ?? [])
+        : this.api(recorded.method, rest, url.searchParams, body as Record<string, unknown> | null);
     if (recorded.method === 'POST' && requestId) this.byRequestId.set(requestId, { status, body: payload });
     answer(status, payload);
   }
@@ -377,6 +413,60 @@ export class FakeQbo {
     return [200, { [entity]: created, time }];
   }
 
+  /**
+   * QBO's upload: `file_metadata_01` (the Attachable, JSON) and `file_content_01` (the file) make one Attachable,
+   * answered as `AttachableResponse[0].Attachable` in the recorded shape. A record its AttachableRef names that does
+   * not exist is QBO's recorded answer to that: HTTP 200 with a ValidationFault 6000 in the item.
+   */
+  private upload(realmId: string, parts: UploadedPart[]): [number, unknown] {
+    const time = new Date().toISOString();
+    const invalid = (message: string): [number, unknown] => [
+      400,
+      { Fault: { Error: [{ Message: message, code: '2020' }], type: 'ValidationFault' }, time },
+    ];
+    const metadataPart = parts.find((p) => p.name === 'file_metadata_01');
+    const content = parts.find((p) => p.name === 'file_content_01');
+    if (!metadataPart || !content) return invalid('Required parameter file_metadata_01 and file_content_01 missing');
+    let metadata: Record<string, unknown>;
+    try {
+      metadata = JSON.parse(metadataPart.bytes.toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return invalid('file_metadata_01 is not JSON');
+    }
+    const refs = Array.isArray(metadata.AttachableRef) ? (metadata.AttachableRef as Record<string, unknown>[]) : [];
+    for (const ref of refs) {
+      const entityRef = (ref.EntityRef ?? {}) as { type?: string; value?: string };
+      const entity = this.entityName(entityRef.type ?? '');
+      if (!entity || !this.table(entity).has(String(entityRef.value))) {
+        const recorded = recordedAnswer('uploads/qbo_api.200_6000_attachable_business_validation.http.json');
+        const what = `${entityRef.type} ${entityRef.value}`;
+        const detail = `Business Validation Error: The entity ${what} that you are trying to link does not exist. ${what}`;
+        const item = (recorded.AttachableResponse as { Fault: { Error: Record<string, unknown>[] } }[])[0];
+        const error = { ...item?.Fault.Error[0], Detail: detail };
+        return [200, { AttachableResponse: [{ Fault: { ...item?.Fault, Error: [error] } }], time }];
+      }
+    }
+    const id = String(this.nextId++);
+    const fileName = String(metadata.FileName ?? content.fileName ?? 'attachment');
+    const created = {
+      ...(typeof metadata.Note === 'string' ? { Note: metadata.Note } : {}),
+      FileName: fileName,
+      FileAccessUri: `/v3/company/${realmId}/download/${id}`,
+      TempDownloadUri: `${this.base}/attachments/${realmId}/${id}/${encodeURIComponent(fileName)}`,
+      Size: content.bytes.length,
+      ContentType: String(metadata.ContentType ?? content.contentType),
+      domain: 'QBO',
+      sparse: false,
+      Id: id,
+      SyncToken: '0',
+      MetaData: { CreateTime: time, LastUpdatedTime: time },
+      AttachableRef: refs.map((ref) => ({ IncludeOnSend: false, ...ref })),
+    } as Entity;
+    this.table('Attachable').set(id, created);
+    this.uploads.set(id, parts);
+    return [200, { AttachableResponse: [{ Attachable: created }], time }];
+  }
+
   /** Enough of QBO's query language for the adapter: select, where (AND of comparisons, IN, LIKE), order, page. */
   private query(text: string): [number, unknown] {
     const m =
@@ -441,4 +531,18 @@ export class FakeQbo {
       { QueryResponse: page.length ? { [entity]: page, startPosition: start, maxResults: page.length } : {}, time },
     ];
   }
+}
+
+/** The parts of a multipart/form-data body, parsed by the platform's own Fetch implementation. */
+async function partsOf(body: Buffer, contentType: string): Promise<UploadedPart[]> {
+  const form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
+  const parts: UploadedPart[] = [];
+  for (const [name, value] of form) {
+    parts.push(
+      typeof value === 'string'
+        ? { name, fileName: null, contentType: 'text/plain', bytes: Buffer.from(value) }
+        : { name, fileName: value.name, contentType: value.type, bytes: Buffer.from(await value.arrayBuffer()) },
+    );
+  }
+  return parts;
 }
