@@ -1,6 +1,15 @@
+import { Readable } from 'node:stream';
+import {
+  attachmentFile,
+  type AttachmentStores,
+  createAttachment,
+  PostgresBlobStore,
+  receiveFile,
+} from '@firm/attachments';
+import { receiptPdf } from '@firm/attachments/testing';
 import { refusal } from '@firm/core/testing';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
-import { createLedgerFixture } from '@firm/ledger/testing';
+import { createLedgerFixture, type LedgerFixture } from '@firm/ledger/testing';
 import { createEmbeddedPlatform, type PlatformAdapter } from '@firm/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQboPlatform } from './adapter';
@@ -18,13 +27,17 @@ import { addFirmOwner } from './testing/people';
 
 let database: TestDatabase;
 let fake: FakeQbo;
-const adapters = new Map<string, { platform: PlatformAdapter; companyId: string }>();
+let stores: AttachmentStores;
+const adapters = new Map<string, { platform: PlatformAdapter; companyId: string; fixture: LedgerFixture }>();
 
 beforeAll(async () => {
   database = await createTestDatabase();
+  const store = new PostgresBlobStore(database.db);
+  stores = { current: store, byKind: { postgres: store } };
   const embedded = await createLedgerFixture(database.db);
   adapters.set('embedded', {
     companyId: embedded.orgId,
+    fixture: embedded,
     platform: createEmbeddedPlatform(database.db, {
       firmId: embedded.firmId,
       organizationId: embedded.orgId,
@@ -56,7 +69,13 @@ beforeAll(async () => {
     organizationId: f.orgId,
     baseDelayMs: 5,
   });
-  adapters.set('qbo', { companyId: fake.realmId, platform: createQboPlatform(http, { realmId: fake.realmId }) });
+  // An Attachable's file is one received for the client, from its own attachments store.
+  const files = { open: (id: string) => attachmentFile(database.db, stores, f.orgId, id) };
+  adapters.set('qbo', {
+    companyId: fake.realmId,
+    fixture: f,
+    platform: createQboPlatform(http, { realmId: fake.realmId, files }),
+  });
 });
 afterAll(async () => {
   await fake.stop();
@@ -64,7 +83,7 @@ afterAll(async () => {
 });
 
 describe.each(['embedded', 'qbo'])('the %s adapter', (name) => {
-  const use = () => adapters.get(name) as { platform: PlatformAdapter; companyId: string };
+  const use = () => adapters.get(name) as { platform: PlatformAdapter; companyId: string; fixture: LedgerFixture };
 
   it('presents its company with the realm id, a SyncToken and MetaData', async () => {
     const { platform, companyId } = use();
@@ -157,6 +176,63 @@ describe.each(['embedded', 'qbo'])('the %s adapter', (name) => {
     expect((await refusal(platform.get('Customer', '987654321'))).code).toBe('RECORD_NOT_FOUND');
     expect((await refusal(platform.get('Spaceship', '1'))).code).toBe('ENTITY_NOT_COVERED');
     expect((await refusal(platform.delete('Customer', '1', '0'))).code).toBe('OPERATION_NOT_SUPPORTED');
+  });
+
+  it('creates an Attachable from a file received for the client, its AttachableRef kept, and reads it back', async () => {
+    const { platform, fixture } = use();
+    const bytes = await receiptPdf(`Receipt for the ${name} contract`, 3_000);
+    const received = await receiveFile(database.db, stores, fixture.orgId, Readable.from([bytes]), {
+      maxBytes: 1 << 20,
+    });
+    const file = await database.db.transaction((tx) =>
+      createAttachment(tx, fixture.ctx, received, { fileName: 'contract-receipt.pdf' }),
+    );
+    const customer = await platform.create('Customer', { DisplayName: `Attached ${name} Co` });
+    const ref = { EntityRef: { type: 'Customer', value: customer.record.Id } };
+    const { record } = await platform.create('Attachable', { Id: file.id, AttachableRef: [ref] });
+    expect(record).toMatchObject({
+      Id: expect.any(String),
+      SyncToken: expect.any(String),
+      FileName: 'contract-receipt.pdf',
+      ContentType: 'application/pdf',
+      Size: bytes.length,
+      AttachableRef: [{ ...ref, IncludeOnSend: false }],
+      MetaData: { CreateTime: expect.any(String), LastUpdatedTime: expect.any(String) },
+    });
+    await expect(platform.get('Attachable', record.Id)).resolves.toEqual(record);
+
+    const missing = await refusal(platform.create('Attachable', { AttachableRef: [ref] }));
+    expect([missing.code, missing.details?.[0]?.field]).toEqual(['VALIDATION_ERROR', 'payload.Id']);
+    const other = await createLedgerFixture(database.db);
+    const theirs = await receiveFile(database.db, stores, other.orgId, Readable.from([bytes]), { maxBytes: 1 << 20 });
+    const foreign = await database.db.transaction((tx) =>
+      createAttachment(tx, other.ctx, theirs, { fileName: 'theirs.pdf' }),
+    );
+    expect((await refusal(platform.create('Attachable', { Id: foreign.id, AttachableRef: [ref] }))).code).toBe(
+      'RECORD_NOT_FOUND',
+    );
+
+    if (name === 'qbo') {
+      // QBO received the file's own bytes and its metadata as the upload's two parts.
+      const [metadata, content] = fake.uploaded(record.Id) ?? [];
+      expect(metadata).toMatchObject({ name: 'file_metadata_01', contentType: 'application/json' });
+      expect(JSON.parse(metadata?.bytes.toString() ?? '')).toEqual({
+        AttachableRef: [ref],
+        FileName: 'contract-receipt.pdf',
+        ContentType: 'application/pdf',
+      });
+      expect(content).toMatchObject({
+        name: 'file_content_01',
+        fileName: 'contract-receipt.pdf',
+        contentType: 'application/pdf',
+      });
+      expect(content?.bytes.equals(bytes)).toBe(true);
+      // The answer has the fields of QBO's own, as recorded from the sandbox.
+      const recorded = ['FileName', 'FileAccessUri', 'TempDownloadUri', 'Size', 'ContentType', 'domain', 'sparse']
+        .concat(['Id', 'SyncToken', 'MetaData', 'AttachableRef'])
+        .sort();
+      expect(Object.keys(record).sort()).toEqual(recorded);
+    }
   });
 
   it('answers reports in the platform report shape', async () => {
