@@ -1,10 +1,11 @@
+import { receiptPdf } from '@firm/attachments/testing';
 import { rowsOf } from '@firm/db';
 import { createApiKey } from '@firm/identity';
 import { createLedgerFixture } from '@firm/ledger/testing';
 import { FakeQbo } from '@firm/qbo/testing/fake-qbo';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../testing';
+import { createOtherFirm, createTestApp, type TestApp } from '../../testing';
 import { addUser, type CookieJar, signIn } from '../oauth/fixtures';
 
 let t: TestApp;
@@ -173,6 +174,76 @@ describe('connecting a client to QuickBooks Online', () => {
     expect(fake.count('Customer')).toBe(before + 1);
     const ids = new Set(fake.requests.filter((r) => r.method === 'POST').map((r) => r.query.requestid));
     expect(ids.size).toBe(1);
+  });
+
+  it("uploads a received file to QBO as an Attachable, once per Idempotency-Key; another firm's file is 404", async () => {
+    /** A file received into a company's own store, as an agent or a person sends one. */
+    const receive = async (headers: Record<string, string>, fileName: string, text: string) => {
+      const bytes = await receiptPdf(text, 4_000);
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/attachments/inline',
+        headers: { ...headers, 'idempotency-key': `receive-${fileName}` },
+        payload: { fileName, contentBase64: bytes.toString('base64') },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      return { id: res.json().data.id as string, bytes };
+    };
+    const attach = (payload: object, key: string, query = '') =>
+      t.app.inject({
+        method: 'POST',
+        url: `${client()}/entities/Attachable${query}`,
+        headers: { ...t.auth, 'idempotency-key': key },
+        payload,
+      });
+    const file = await receive(t.orgHeaders, 'qbo-receipt.pdf', 'Receipt: QuickBooks paper, $30.00');
+    const ref = { EntityRef: { type: 'Invoice', value: '130' } };
+    const before = fake.count('Attachable');
+    fake.requests.length = 0;
+
+    const dry = await attach({ Id: file.id, AttachableRef: [ref] }, 'qbo-attach-dry', '?dryRun=true');
+    expect(dry.statusCode, dry.body).toBe(200);
+    expect(dry.json().data).toMatchObject({ FileName: 'qbo-receipt.pdf', Size: file.bytes.length });
+    expect(fake.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
+
+    fake.inject({ kind: 'drop-after' }, (r) => r.method === 'POST' && r.path.endsWith('/upload'));
+    const first = await attach({ Id: file.id, AttachableRef: [ref] }, 'qbo-attach-1');
+    expect(first.statusCode, first.body).toBe(201);
+    const created = first.json().data;
+    expect(created).toMatchObject({
+      FileName: 'qbo-receipt.pdf',
+      ContentType: 'application/pdf',
+      Size: file.bytes.length,
+      AttachableRef: [{ ...ref, IncludeOnSend: false }],
+    });
+    const again = await attach({ Id: file.id, AttachableRef: [ref] }, 'qbo-attach-1');
+    expect(again.json()).toEqual(first.json());
+    expect(fake.count('Attachable')).toBe(before + 1);
+    expect(
+      fake
+        .uploaded(created.Id)
+        ?.find((p) => p.name === 'file_content_01')
+        ?.bytes.equals(file.bytes),
+    ).toBe(true);
+    const read = await t.app.inject({
+      method: 'GET',
+      url: `${client()}/entities/Attachable/${created.Id}`,
+      headers: t.auth,
+    });
+    expect(read.json().data).toEqual(created);
+
+    fake.requests.length = 0;
+    const noFile = await attach({ AttachableRef: [ref] }, 'qbo-attach-no-file');
+    expect([noFile.statusCode, noFile.json().error.details[0].field]).toEqual([400, 'payload.Id']);
+    const other = await createOtherFirm(t.database.db, 'qbo-attachable-other');
+    const foreign = await receive(
+      { authorization: other.authorization, 'x-organization-id': other.orgId },
+      'theirs.pdf',
+      'Their receipt',
+    );
+    const linkForeign = await attach({ Id: foreign.id, AttachableRef: [ref] }, 'qbo-attach-foreign');
+    expect([linkForeign.statusCode, linkForeign.json().error.code]).toEqual([404, 'RECORD_NOT_FOUND']);
+    expect(fake.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
   });
 
   it('maps a stale SyncToken to 409 with the current record, and throttling to 429 with Retry-After', async () => {
