@@ -71,8 +71,9 @@ function retryAfterMs(header: string | null): number | null {
  * `requestid` generated once for it and sent again on each retry, so a write whose answer was lost (timeout, dropped
  * connection, 5xx) is retried and QBO answers with the one record it kept, never a second one. Reads and writes are
  * retried on 429, 5xx, timeouts and dropped connections with jittered exponential backoff (429 waits out its
- * Retry-After when short), within the per-company limits; a 401 refreshes the token once. Faults become the
- * gateway's errors (see faults.ts).
+ * Retry-After when short), within the per-company limits; a 401 refreshes the token once. A multipart upload (an
+ * Attachable's file) is a write like the others: the same requestid, retries and token handling, its body sent whole
+ * on each attempt. Faults become the gateway's errors (see faults.ts).
  */
 export class QboHttp {
   /** The access token this client last used: read once, not again for each call an operation makes. */
