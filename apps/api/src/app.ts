@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Format, registerAjvFormats } from '@fastify/type-provider-typebox';
-import { type AttachmentStores, attachmentStoresFrom } from '@firm/attachments';
+import { type AttachmentStores, attachmentStoresFrom, downloadLinkKeysFrom } from '@firm/attachments';
 import { type Aggregator, PlaidAggregator } from '@firm/banking';
 import { isIsoTimestamp } from '@firm/core';
 import { type Database, DatabaseStatus } from '@firm/db';
@@ -81,8 +81,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 registerAjvFormats();
 
 const pathOf = (url: string): string => url.split('?', 1)[0] as string;
-/** Invitation links carry their secret in the path: logs keep only its first characters. */
-export const loggedUrl = (url: string): string => url.replace(/^\/invite\/([^/?#]{0,8})[^/?#]*/, '/invite/$1…');
+/**
+ * Invitation links carry their secret in the path: logs keep only its first characters. Download links carry theirs
+ * in the query (`signature`): logs keep none of it.
+ */
+export const loggedUrl = (url: string): string =>
+  url.replace(/^\/invite\/([^/?#]{0,8})[^/?#]*/, '/invite/$1…').replace(/([?&]signature=)[^&#]*/gi, '$1[redacted]');
 // RFC 3339 allows date-times Postgres cannot hold (the year 0000, offsets beyond ±15:59): refuse them as invalid.
 Format.Set('date-time', isIsoTimestamp);
 
@@ -145,6 +149,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('bankTokenKeys', feeds?.tokenKeys ?? null);
   app.decorate('webhookSecretKeys', webhookSecretKeysOf(config));
   app.decorate('auditTrail', deps.auditTrail ?? (await auditTrailOf(config)));
+  // Download links are signed with keys derived from the audit keys: configured in production, generated into the
+  // data directory elsewhere, so links work with no configuration and on every host sharing the keys.
+  const { current, keys } = app.auditTrail.keys;
+  app.decorate(
+    'downloadLinkKeys',
+    downloadLinkKeysFrom([
+      keys.get(current) as Buffer,
+      ...[...keys].filter(([id]) => id !== current).map(([, k]) => k),
+    ]),
+  );
   const attachmentStores = deps.attachmentStores ?? attachmentStoresFrom(database.db, config);
   app.decorate('attachmentStores', attachmentStores);
   if (!deps.attachmentStores) app.addHook('onClose', async () => attachmentStores.byKind.s3?.close?.());

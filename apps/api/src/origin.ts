@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 export const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorization-server';
 export const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
@@ -13,6 +13,20 @@ export const MCP_RESOURCE_METADATA_PATH = `${PROTECTED_RESOURCE_METADATA_PATH}${
  */
 export function publicOrigin(request: FastifyRequest): string {
   return request.server.config.PUBLIC_ORIGIN ?? `${request.protocol}://${request.host}`;
+}
+
+/**
+ * The origin links made outside a request name (the agent gateway's, whose calls carry no HTTP request): PUBLIC_ORIGIN
+ * when set (production requires it), else the address the server listens on, else localhost.
+ */
+export function serviceOrigin(app: FastifyInstance): string {
+  if (app.config.PUBLIC_ORIGIN) return app.config.PUBLIC_ORIGIN;
+  const address = app.server.listening ? app.server.address() : null;
+  if (address && typeof address === 'object') {
+    const host = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(address.address) ? 'localhost' : address.address;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  }
+  return `http://localhost:${app.config.PORT}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { AttachmentStores } from '@firm/attachments';
+import type { AttachmentStores, DownloadLinkKeys } from '@firm/attachments';
 import type { Aggregator, TokenKeys } from '@firm/banking';
 import type { Scope } from '@firm/core';
 import type { Database, DatabaseStatus } from '@firm/db';
@@ -53,6 +53,8 @@ declare module 'fastify' {
     auditTrail: AuditTrail;
     /** Where attachments' files are stored (each file names its store) and the store new files go to. */
     attachmentStores: AttachmentStores;
+    /** The keys signing attachments' download links (derived from the audit keys). */
+    downloadLinkKeys: DownloadLinkKeys;
     /** Every route registered, as method and URL pattern. */
     routeTable: ReadonlyArray<{ method: string; url: string }>;
   }

@@ -432,14 +432,19 @@ export async function attachmentFile(
   };
 }
 
-/** The audit row of a download (who read which file); no event goes out for it. */
-export async function recordDownload(db: Executor, ctx: LedgerContext, attachment: Attachment): Promise<void> {
+/** The audit row of a download (who read which file, and how: `via` a download link); no event goes out for it. */
+export async function recordDownload(
+  db: Executor,
+  ctx: LedgerContext,
+  attachment: Attachment,
+  how: Record<string, unknown> = {},
+): Promise<void> {
   await recordAuditRow(db, ctx, {
     organizationId: attachment.organizationId,
     action: 'attachment.downloaded',
     resourceType: 'attachment',
     resourceId: attachment.id,
-    data: { fileName: attachment.fileName, sha256: attachment.sha256 },
+    data: { fileName: attachment.fileName, sha256: attachment.sha256, ...how },
   });
 }
 

@@ -40,6 +40,8 @@ export type {
   EntityType,
   NewAttachment,
 } from './attachments';
+export { DOWNLOAD_LINK_TTL_SECONDS, downloadLinkKeysFrom, signDownload, signedDownload, verifyDownload } from './links';
+export type { DownloadLinkKeys, DownloadLinkTarget, SignedDownload } from './links';
 export { moveCompanyFiles } from './move';
 export type { MoveResult } from './move';
 export { receiptPdf } from './sample';

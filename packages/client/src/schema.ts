@@ -1152,7 +1152,7 @@ export interface paths {
         };
         /**
          * Attachments of the company of X-Organization-Id
-         * @description Newest first; entityType and entityId narrow it to the files of one record.
+         * @description Newest first; entityType and entityId narrow it to the files of one record. Each has a download link (downloadUrl) that works without a credential for 15 minutes, to hand to a person.
          *
          *     Requires scope `attachments:read`.
          *
@@ -1184,7 +1184,7 @@ export interface paths {
         };
         /**
          * An attachment
-         * @description Its name, detected type, size, SHA-256 and the records it is attached to.
+         * @description Its name, detected type, size, SHA-256, the records it is attached to, and a download link (downloadUrl) that works without a credential for 15 minutes.
          *
          *     Requires scope `attachments:read`.
          *
@@ -2036,7 +2036,7 @@ export interface paths {
         };
         /**
          * Attachments of the company
-         * @description Newest first; entityType and entityId narrow it to the files of one record.
+         * @description Newest first; entityType and entityId narrow it to the files of one record. Each has a download link (downloadUrl) that works without a credential for 15 minutes, to hand to a person.
          *
          *     Requires scope `attachments:read`.
          *
@@ -2068,7 +2068,7 @@ export interface paths {
         };
         /**
          * An attachment
-         * @description Its name, detected type, size, SHA-256 and the records it is attached to.
+         * @description Its name, detected type, size, SHA-256, the records it is attached to, and a download link (downloadUrl) that works without a credential for 15 minutes.
          *
          *     Requires scope `attachments:read`.
          *
@@ -2107,6 +2107,26 @@ export interface paths {
          *     Requires scope `attachments:read`.
          */
         get: operations["getCompaniesByCompanyIdAttachmentsByAttachmentIdContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{companyId}/attachments/{attachmentId}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an attachment’s file through a download link
+         * @description No credential: the link itself is one, for one attachment of one company, signed by this service (HMAC-SHA256 over the attachment, the company and the expiry) and working for 15 minutes. Reads answer it as downloadUrl (the partner API, list_attachments) or TempDownloadUri (the gateway’s Attachable). An altered link, or one for another file or company, is 403 DOWNLOAD_LINK_INVALID; an expired one 410 DOWNLOAD_LINK_EXPIRED; a deleted attachment 404 ATTACHMENT_NOT_FOUND. The file is answered as by GET …/content, and the download is in the audit trail (actor download_link).
+         */
+        get: operations["getCompaniesByCompanyIdAttachmentsByAttachmentIdDownload"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5677,6 +5697,13 @@ export interface components {
                 id: string;
                 kind: string;
             };
+            /**
+             * Format: uri
+             * @description Reads only: a link that downloads the file without a credential, for 15 minutes (downloadUrlExpiresAt), to hand to a person. It is a credential for this one file: share it as such.
+             */
+            downloadUrl?: string;
+            /** Format: date-time */
+            downloadUrlExpiresAt?: string;
             /** @description The name it was uploaded with: data, never a path. */
             fileName: string;
             /** Format: uuid */
@@ -6504,7 +6531,7 @@ export interface components {
              * @description Stable machine-readable code; see the x-error-codes table of this document.
              * @enum {unknown}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "CLOSE_NOT_FOUND" | "CLOSE_ITEM_NOT_FOUND" | "CLOSE_ALREADY_OPEN" | "CLOSE_BLOCKED" | "AMOUNT_OUT_OF_RANGE" | "OPENING_BALANCES_INVALID" | "OPENING_BALANCES_EXIST" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "IMPORT_INVALID" | "IMPORT_NOT_FOUND" | "ATTACHMENT_NOT_FOUND" | "UNSUPPORTED_FILE_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "ORGANIZATION_REQUIRED" | "ORGANIZATION_NOT_FOUND" | "COMPANY_NAME_TAKEN" | "COMPANY_ARCHIVED" | "CURRENCY_LOCKED" | "ACCOUNT_NOT_FOUND" | "ACCOUNT_CODE_TAKEN" | "ACCOUNT_IN_USE" | "ACCOUNT_TYPE_LOCKED" | "INVALID_ACCOUNT" | "ENTRY_NOT_FOUND" | "UNBALANCED_ENTRY" | "INVALID_STATE" | "INVALID_TRANSFER" | "PERIOD_CLOSED" | "CLOSE_NOT_FOUND" | "CLOSE_ITEM_NOT_FOUND" | "CLOSE_ALREADY_OPEN" | "CLOSE_BLOCKED" | "AMOUNT_OUT_OF_RANGE" | "OPENING_BALANCES_INVALID" | "OPENING_BALANCES_EXIST" | "IDEMPOTENCY_KEY_REQUIRED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_URL_REFUSED" | "CONFLICT" | "CONTACT_NOT_FOUND" | "CONTACT_NAME_TAKEN" | "INVALID_CONTACT" | "WRONG_CONTACT_KIND" | "ITEM_NOT_FOUND" | "ITEM_NAME_TAKEN" | "INVALID_ITEM" | "TAX_RATE_NOT_FOUND" | "TAX_RATE_NAME_TAKEN" | "INVALID_TAX_RATE" | "DOCUMENT_NOT_FOUND" | "DOCUMENT_NUMBER_TAKEN" | "LINE_TARGET_REQUIRED" | "ZERO_TOTAL" | "CONTROL_ACCOUNT_MISSING" | "DOCUMENT_NOT_EDITABLE" | "DOCUMENT_HAS_PAYMENTS" | "INVALID_ALLOCATION" | "DUPLICATE_ALLOCATION" | "OVER_ALLOCATION" | "ALLOCATION_EXCEEDS_PAYMENT" | "BANK_ACCOUNT_NOT_FOUND" | "BANK_ACCOUNT_TAKEN" | "BANK_TRANSACTION_NOT_FOUND" | "ALREADY_RECONCILED" | "SPLIT_MISMATCH" | "AMOUNT_MISMATCH" | "RECONCILIATION_NOT_FOUND" | "RECONCILIATION_OPEN" | "NO_OPEN_RECONCILIATION" | "RECONCILIATION_UNBALANCED" | "BANK_FEED_NOT_FOUND" | "BANK_FEED_NEEDS_RELINK" | "AGGREGATOR_ERROR" | "PUBLIC_TOKEN_REFUSED" | "CLIENT_NOT_FOUND" | "CLIENT_READ_ONLY" | "ENTITY_NOT_COVERED" | "OPERATION_NOT_SUPPORTED" | "RECORD_NOT_FOUND" | "STALE_SYNC_TOKEN" | "QUERY_INVALID" | "QUERY_TIMEOUT" | "CLIENT_NEEDS_REAUTH" | "QBO_COMPANY_TAKEN" | "PLATFORM_ERROR" | "REPORT_TOO_LARGE" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "LAST_OWNER" | "INVALID_ORGANIZATION" | "API_KEY_NOT_FOUND" | "SCOPE_NOT_GRANTABLE" | "IMPORT_INVALID" | "IMPORT_NOT_FOUND" | "ATTACHMENT_NOT_FOUND" | "UNSUPPORTED_FILE_TYPE" | "DOWNLOAD_LINK_INVALID" | "DOWNLOAD_LINK_EXPIRED" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             details?: ({
                 field?: string;
                 message: string;
@@ -12560,6 +12587,35 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCompaniesByCompanyIdAttachmentsByAttachmentIdDownload: {
+        parameters: {
+            query: {
+                /** @description When the link stops working, Unix seconds (as signed). */
+                expires: number;
+                /** @description HMAC-SHA256 of the link, base64url (as signed). */
+                signature: string;
+            };
+            header?: never;
+            path: {
+                /** @description Attachment id. */
+                attachmentId: components["parameters"]["PathAttachmentId"];
+                /** @description Company (organization) id. */
+                companyId: components["parameters"]["PathCompanyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Response200"];
+            400: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            410: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
             503: components["responses"]["Error"];

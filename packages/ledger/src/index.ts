@@ -101,6 +101,7 @@ export {
   archivedOrganizationIds,
   companyArchivedAt,
   entryDebitsCentsOf,
+  firmOfCompany,
   firmOfOrganization,
   firstActiveAccountOfSubtype,
   subtypeNetAsOf,

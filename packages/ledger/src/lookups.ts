@@ -122,6 +122,14 @@ export function accountNetThrough(organizationIdColumn: SQL, accountIdColumn: SQ
     where d.organization_id = ${organizationIdColumn} and d.account_id = ${accountIdColumn} and d.day <= ${through})`;
 }
 
+/** The firm a company belongs to, or undefined when there is no such company. */
+export async function firmOfCompany(db: Executor, organizationId: string): Promise<string | undefined> {
+  const [company] = rowsOf<{ firm_id: string }>(
+    await db.execute(sql`select firm_id from organizations where id = ${organizationId}`),
+  );
+  return company?.firm_id;
+}
+
 /** Column expression: the firm of the organization the caller's row names. */
 export function firmOfOrganization(organizationIdColumn: SQL): SQL {
   return sql`(select o.firm_id from organizations o where o.id = ${organizationIdColumn})`;

@@ -23,6 +23,11 @@ export interface PlatformContext {
   now?: Date | undefined;
   /** The most lines a general ledger report may list (REPORT_TOO_LARGE beyond); unset, the ledger's default. */
   generalLedgerMaxLines?: number | undefined;
+  /**
+   * A link that downloads one of the company's attachments without a credential for a short time (an Attachable's
+   * `TempDownloadUri`); unset, reads carry none.
+   */
+  downloadLink?: ((attachmentId: string) => string) | undefined;
 }
 
 export interface ListOptions {

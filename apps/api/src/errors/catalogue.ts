@@ -423,6 +423,18 @@ export const ERROR_TABLE: Record<ErrorCode, CodeInfo> = {
       'The file is of a type attachments may not be, as its bytes say (never its name or declared type); the message ' +
       'and details name the detected type. Allowed: PDF, PNG, JPEG, HEIC, TIFF, CSV, XLSX.',
   },
+  DOWNLOAD_LINK_INVALID: {
+    status: 403,
+    retryable: false,
+    description:
+      'The download link is not one this service signed for that attachment of that company (altered, cut short or ' +
+      'for another file); ask for a new one.',
+  },
+  DOWNLOAD_LINK_EXPIRED: {
+    status: 410,
+    retryable: false,
+    description: 'The download link was signed by this service but its time is over (15 minutes); ask for a new one.',
+  },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests; wait for Retry-After.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, description: 'A dependency is unavailable; retry later.' },
   INTERNAL_ERROR: { status: 500, retryable: true, description: 'Unexpected error; retry later.' },

@@ -5,6 +5,8 @@ import { createQboPlatform, QboHttp } from '@firm/qbo';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { respondForProposal } from '../routes/gateway/records';
+import { downloadLinkOf } from '../routes/attachments/links';
+import { serviceOrigin } from '../origin';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -38,6 +40,9 @@ export const gatewayPlugin: FastifyPluginAsync = fp(async (app) => {
             actor: { kind: actor.kind, id: actor.id },
             requestId: actor.requestId,
             generalLedgerMaxLines: app.config.GENERAL_LEDGER_MAX_LINES,
+            downloadLink: (attachmentId) =>
+              downloadLinkOf(app.downloadLinkKeys, serviceOrigin(app), { id: attachmentId, organizationId: client.id })
+                .downloadUrl,
           }),
         remote: {
           qbo:

@@ -8,7 +8,7 @@ import {
 } from '@firm/attachments';
 import { DomainError, isUuid } from '@firm/core';
 import type { Executor } from '@firm/db';
-import type { PlatformRecord } from '../types';
+import type { PlatformContext, PlatformRecord } from '../types';
 import { invalid, ledgerContextOf, offsetOf, pageOf, type Payload, recordNotFound } from './common';
 import type { EntityHandler } from './handler';
 
@@ -71,8 +71,16 @@ async function refTypesOf(db: Executor, organizationId: string, a: Attachment): 
   return types;
 }
 
-/** An attachment as the platform presents one: QuickBooks' `Attachable`. */
-export async function presentAttachable(db: Executor, organizationId: string, a: Attachment): Promise<PlatformRecord> {
+/**
+ * An attachment as the platform presents one: QuickBooks' `Attachable`, with its `TempDownloadUri` (a link working
+ * without a credential for 15 minutes, as QuickBooks') when reads are given a way to make one.
+ */
+export async function presentAttachable(
+  db: Executor,
+  organizationId: string,
+  a: Attachment,
+  downloadLink?: PlatformContext['downloadLink'],
+): Promise<PlatformRecord> {
   const types = await refTypesOf(db, organizationId, a);
   const refs = a.links.flatMap((l) => {
     const type = types.get(l.entityId);
@@ -84,6 +92,7 @@ export async function presentAttachable(db: Executor, organizationId: string, a:
     FileName: a.fileName,
     ContentType: a.contentType,
     Size: a.sizeBytes,
+    ...(downloadLink ? { TempDownloadUri: downloadLink(a.id) } : {}),
     ...(a.note !== null ? { Note: a.note } : {}),
     AttachableRef: refs,
     MetaData: {
@@ -129,7 +138,7 @@ export const attachableHandler: EntityHandler = {
     const org = ctx.organizationId;
     const { rows, total } = await attachmentsAtOffset(db, org, offsetOf(options), options.maxResults);
     const records: PlatformRecord[] = [];
-    for (const a of rows) records.push(await presentAttachable(db, org, a));
+    for (const a of rows) records.push(await presentAttachable(db, org, a, ctx.downloadLink));
     return pageOf(records, options, total);
   },
   async get(db, ctx, id) {
@@ -137,7 +146,7 @@ export const attachableHandler: EntityHandler = {
     const a = await getAttachment(db, ctx.organizationId, id).catch((err: unknown) => {
       throw notFound(err);
     });
-    return presentAttachable(db, ctx.organizationId, a);
+    return presentAttachable(db, ctx.organizationId, a, ctx.downloadLink);
   },
   async create(tx, ctx, payload) {
     const id = payload.Id;

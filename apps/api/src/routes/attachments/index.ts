@@ -19,14 +19,18 @@ import {
   removeOrphan,
   tooLarge,
   unlinkAttachment,
+  verifyDownload,
 } from '@firm/attachments';
 import { DomainError, isStorableText } from '@firm/core';
+import { firmOfCompany } from '@firm/ledger';
 import { Readable } from 'node:stream';
 import type { Tx } from '@firm/db';
 import { errorResponses } from '../../errors/responses';
 import { IDEMPOTENCY_HEADER, OptionalIdempotencyHeaders, runIdempotentHashed } from '../../plugins/idempotency';
 import { DEFAULT_LIMIT } from '../../schemas';
 import { ledgerContext } from '../context';
+import { publicOrigin } from '../../origin';
+import { downloadLinkOf } from './links';
 import { validatorCompiler } from '../../validation';
 import {
   AttachmentList,
@@ -37,6 +41,8 @@ import {
   CompanyLinkParams,
   CompanyParams,
   DeletedAttachment,
+  DownloadParams,
+  DownloadQuery,
   INLINE_MAX_BYTES,
   InlineUploadBody,
   LinkBody,
@@ -59,6 +65,24 @@ export const presentAttachment = (a: Attachment) => ({
   createdAt: a.createdAt,
   links: a.links,
 });
+
+/** The API's shape of an attachment as read: with its download link. */
+const presentRead = (request: FastifyRequest, a: Attachment) => ({
+  ...presentAttachment(a),
+  ...downloadLinkOf(request.server.downloadLinkKeys, publicOrigin(request), a),
+});
+
+/** Sends an attachment's bytes as a download: the same headers through the API and through a download link. */
+function sendFile(reply: FastifyReply, attachment: Attachment, body: Readable) {
+  return reply
+    .type(attachment.contentType)
+    .header('content-length', String(attachment.sizeBytes))
+    .header('content-disposition', contentDisposition(attachment.fileName))
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'private, no-store')
+    .header('referrer-policy', 'no-referrer')
+    .send(body as never);
+}
 
 /** RFC 6266 Content-Disposition: an ASCII fallback name, and the real one as RFC 5987 `filename*`. */
 export function contentDisposition(fileName: string): string {
@@ -119,6 +143,48 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(multipart, {
     limits: { fileSize: maxBytes + 1, files: 1, fields: 5, fieldSize: 4096, parts: 6, headerPairs: 50 },
   });
+
+  app.get(
+    '/companies/:companyId/attachments/:attachmentId/download',
+    {
+      schema: {
+        tags,
+        summary: 'Download an attachment’s file through a download link',
+        description:
+          'No credential: the link itself is one, for one attachment of one company, signed by this service ' +
+          '(HMAC-SHA256 over the attachment, the company and the expiry) and working for 15 minutes. Reads answer it ' +
+          'as downloadUrl (the partner API, list_attachments) or TempDownloadUri (the gateway’s Attachable). An ' +
+          'altered link, or one for another file or company, is 403 DOWNLOAD_LINK_INVALID; an expired one 410 ' +
+          'DOWNLOAD_LINK_EXPIRED; a deleted attachment 404 ATTACHMENT_NOT_FOUND. The file is answered as by ' +
+          'GET …/content, and the download is in the audit trail (actor download_link).',
+        params: DownloadParams,
+        querystring: DownloadQuery,
+        response: {
+          200: {
+            description: 'The file',
+            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+          },
+          ...errorResponses(403, 404, 410),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { companyId, attachmentId } = request.params;
+      const { expires, signature } = request.query;
+      verifyDownload(app.downloadLinkKeys, { organizationId: companyId, attachmentId, expires, signature });
+      const organizationId = companyId.toLowerCase();
+      const firmId = await firmOfCompany(db(), organizationId);
+      if (!firmId) throw new DomainError('ATTACHMENT_NOT_FOUND', 'no such attachment in this company');
+      const { attachment, body } = await openAttachment(db(), stores(), organizationId, attachmentId.toLowerCase());
+      await recordDownload(
+        db(),
+        { firmId, actor: { kind: 'download_link', id: attachment.id }, requestId: request.id },
+        attachment,
+        { via: 'download_link', linkExpiresAt: new Date(expires * 1000).toISOString() },
+      );
+      return sendFile(reply, attachment, body);
+    },
+  );
 
   for (const form of ['header', 'path'] as const) {
     const base = form === 'header' ? '/attachments' : '/companies/:companyId/attachments';
@@ -240,7 +306,9 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         schema: {
           tags,
           summary: `Attachments of ${company}`,
-          description: 'Newest first; entityType and entityId narrow it to the files of one record.',
+          description:
+            'Newest first; entityType and entityId narrow it to the files of one record. Each has a download link ' +
+            '(downloadUrl) that works without a credential for 15 minutes, to hand to a person.',
           ...(form === 'path' ? { params: CompanyParams } : {}),
           querystring: AttachmentListQuery,
           response: { 200: AttachmentList },
@@ -254,7 +322,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
           entityType,
           entityId,
         });
-        return { data: page.data.map(presentAttachment), nextCursor: page.nextCursor };
+        return { data: page.data.map((a) => presentRead(request, a)), nextCursor: page.nextCursor };
       },
     );
 
@@ -265,13 +333,15 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         schema: {
           tags,
           summary: 'An attachment',
-          description: 'Its name, detected type, size, SHA-256 and the records it is attached to.',
+          description:
+            'Its name, detected type, size, SHA-256, the records it is attached to, and a download link (downloadUrl) ' +
+            'that works without a credential for 15 minutes.',
           ...onePath,
           response: { 200: AttachmentOne, ...errorResponses(404) },
         },
       },
       async (request) => ({
-        data: presentAttachment(await getAttachment(db(), request.organization.id, request.params.attachmentId)),
+        data: presentRead(request, await getAttachment(db(), request.organization.id, request.params.attachmentId)),
       }),
     );
 
@@ -300,13 +370,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const organizationId = request.organization.id;
         const { attachment, body } = await openAttachment(db(), stores(), organizationId, request.params.attachmentId);
         await recordDownload(db(), ledgerContext(request), attachment);
-        return reply
-          .type(attachment.contentType)
-          .header('content-length', String(attachment.sizeBytes))
-          .header('content-disposition', contentDisposition(attachment.fileName))
-          .header('x-content-type-options', 'nosniff')
-          .header('cache-control', 'private, no-store')
-          .send(body as never);
+        return sendFile(reply, attachment, body);
       },
     );
 

@@ -14,7 +14,9 @@ let rpcId = 0;
 
 interface ToolAnswer {
   isError?: boolean;
-  structuredContent?: { data: { id: string; sha256: string; links: { entityId: string }[] }[] | { id: string } };
+  structuredContent?: {
+    data: { id: string; sha256: string; downloadUrl?: string; links: { entityId: string }[] }[] | { id: string };
+  };
   content: { text: string }[];
 }
 async function tool(name: string, args: object): Promise<ToolAnswer> {
@@ -59,6 +61,12 @@ describe('attachments through MCP', () => {
     expect(rows.map((r) => [r.id, r.sha256])).toEqual([[id, sha(statement)]]);
     const got = await t.app.inject({ method: 'GET', url: `/api/v1/attachments/${id}/content`, headers: t.orgHeaders });
     expect(sha(got.rawPayload)).toBe(sha(statement));
+    // A link a person can open: on the host the agent reached, working without a credential.
+    const link = new URL((listed.structuredContent?.data as { downloadUrl?: string }[])[0]?.downloadUrl ?? '');
+    expect(link.origin).toBe('http://localhost');
+    const viaLink = await t.app.inject({ method: 'GET', url: `${link.pathname}${link.search}` });
+    expect(viaLink.statusCode).toBe(200);
+    expect(sha(viaLink.rawPayload)).toBe(sha(statement));
   });
 
   it('refuses an executable and a file over the cap', async () => {

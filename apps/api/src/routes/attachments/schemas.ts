@@ -50,6 +50,15 @@ export const AttachmentSchema = Type.Object(
     note: Type.Union([Type.String(), Type.Null()]),
     createdBy: Type.Object({ kind: Type.String(), id: Type.String() }),
     createdAt: Timestamp(),
+    downloadUrl: Type.Optional(
+      Type.String({
+        format: 'uri',
+        description:
+          'Reads only: a link that downloads the file without a credential, for 15 minutes (downloadUrlExpiresAt), ' +
+          'to hand to a person. It is a credential for this one file: share it as such.',
+      }),
+    ),
+    downloadUrlExpiresAt: Type.Optional(Timestamp()),
     links: Type.Array(
       Type.Object(
         { entityType: EntityTypeSchema, entityId: Uuid(), linkedAt: Timestamp() },
@@ -106,3 +115,13 @@ export const InlineUploadBody = Type.Object(
   },
   { additionalProperties: false, title: 'AttachmentInlineUpload' },
 );
+
+export const DownloadParams = Type.Object({
+  companyId: Type.String({ description: 'Company (organization) id.' }),
+  attachmentId: Type.String({ description: 'Attachment id.' }),
+});
+
+export const DownloadQuery = Type.Object({
+  expires: Type.Integer({ minimum: 0, description: 'When the link stops working, Unix seconds (as signed).' }),
+  signature: Type.String({ maxLength: 128, description: 'HMAC-SHA256 of the link, base64url (as signed).' }),
+});

@@ -146,6 +146,8 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       url,
       headers: {
         authorization: request.headers.authorization ?? '',
+        // The caller's host, so links in the answer (attachments' download links) name the service as it reached it.
+        ...(request.headers.host ? { host: request.headers.host } : {}),
         ...app.mcpCallHeaders,
         ...extra,
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
