@@ -25,6 +25,7 @@ export {
   listBankTransactions,
   SOURCE_TYPES,
 } from './transactions';
+export type { BankTransaction, BankTransactionLine } from './transactions';
 export type { Aggregator } from './feeds/aggregator';
 export { BANK_FEEDS_MODES, bankFeedsConfigFrom, SANDBOX_PLAID } from './feeds/config';
 export type { BankFeedsConfig } from './feeds/config';

@@ -5882,6 +5882,8 @@ export interface components {
         BankTransaction: {
             /** @description Signed: money in positive, money out negative. */
             amountCents: number;
+            /** @description The files attached to the row (receipts, invoices, statements; cited when it was categorized, or attached since), oldest first. GET /api/v1/attachments/{id} reads one with its download link. */
+            attachments?: components["schemas"]["BankTransactionAttachment"][];
             /** Format: uuid */
             bankAccountId: string;
             contactId: string | null;
@@ -5924,6 +5926,17 @@ export interface components {
             taxRateId: string | null;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** BankTransactionAttachment */
+        BankTransactionAttachment: {
+            contentType: string;
+            fileName: string;
+            /** Format: uuid */
+            id: string;
+            /** @description SHA-256 of the bytes, hex. */
+            sha256: string;
+            /** @description Bytes. */
+            size: number;
         };
         /** BankTransactionLine */
         BankTransactionLine: {
@@ -7344,6 +7357,8 @@ export interface components {
         };
         /** Match */
         Match: {
+            /** @description Attachments of the same company (receipts, invoices) the categorization rests on: each is attached to the bank transaction, to the entry it posts and to the payments it records, in the same transaction, so a refused categorization attaches nothing. An id that is not an attachment of the company is 404 ATTACHMENT_NOT_FOUND, with nothing written. */
+            attachmentIds?: string[];
             /**
              * Format: uuid
              * @description Instead of documents: the register row a posting route wrote for the same money (a match candidate of type posting). The bank's row takes its place and its entry; the amounts must be equal.
@@ -7735,6 +7750,8 @@ export interface components {
              * @description The account the whole amount is classified to (an active account, not the bank account).
              */
             accountId: string;
+            /** @description Attachments of the same company (receipts, invoices) the categorization rests on: each is attached to the bank transaction, to the entry it posts and to the payments it records, in the same transaction, so a refused categorization attaches nothing. An id that is not an attachment of the company is 404 ATTACHMENT_NOT_FOUND, with nothing written. */
+            attachmentIds?: string[];
             contactId?: string | null;
             /** @description Kept in the audit trail. */
             reason: string;
@@ -7894,6 +7911,8 @@ export interface components {
         };
         /** Split */
         Split: {
+            /** @description Attachments of the same company (receipts, invoices) the categorization rests on: each is attached to the bank transaction, to the entry it posts and to the payments it records, in the same transaction, so a refused categorization attaches nothing. An id that is not an attachment of the company is 404 ATTACHMENT_NOT_FOUND, with nothing written. */
+            attachmentIds?: string[];
             /** Format: uuid */
             contactId?: string;
             /** @description Each part names exactly one of accountId and documentId. */

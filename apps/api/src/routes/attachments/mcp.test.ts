@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { executableBytes, receiptPdf } from '@firm/attachments/testing';
+import { insertBankTransaction } from '@firm/banking';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../testing';
 
@@ -67,6 +68,45 @@ describe('attachments through MCP', () => {
     const viaLink = await t.app.inject({ method: 'GET', url: `${link.pathname}${link.search}` });
     expect(viaLink.statusCode).toBe(200);
     expect(sha(viaLink.rawPayload)).toBe(sha(statement));
+  });
+
+  it('cites an attached receipt when categorizing a bank row through bank_reclassify', async () => {
+    const account = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/bank-accounts',
+      headers: t.orgHeaders,
+      payload: { accountId: t.account('1000') },
+    });
+    expect(account.statusCode, account.body).toBe(201);
+    const row = await t.database.db.transaction((tx) =>
+      insertBankTransaction(tx, { firmId: t.demo.firmId, actor: { kind: 'test', id: 'tester' } }, t.orgId, {
+        bankAccountId: account.json().data.id,
+        date: '2026-02-03',
+        amountCents: -1_999,
+        description: 'STAPLES',
+        counterparty: null,
+        sourceType: 'aggregator_bank_feed',
+        externalId: randomUUID(),
+      }),
+    );
+    const receipt = await receiptPdf('Receipt: Staples $19.99', 4_000);
+    const attached = await tool('attach_file', {
+      clientId: t.orgId,
+      idempotencyKey: randomUUID(),
+      body: { fileName: 'staples.pdf', contentBase64: receipt.toString('base64') },
+    });
+    const attachmentId = (attached.structuredContent?.data as { id: string }).id;
+    const categorized = await tool('bank_reclassify', {
+      clientId: t.orgId,
+      id: row,
+      idempotencyKey: randomUUID(),
+      body: { accountId: t.account('6100'), reason: 'office supplies', attachmentIds: [attachmentId] },
+    });
+    expect(categorized.isError, categorized.content[0]?.text).toBeFalsy();
+    const data = categorized.structuredContent?.data as unknown as { attachments: { id: string }[] };
+    expect(data.attachments.map((a) => a.id)).toEqual([attachmentId]);
+    const listed = await tool('list_attachments', { clientId: t.orgId, entityType: 'bank_transaction', entityId: row });
+    expect((listed.structuredContent?.data as { id: string }[]).map((a) => a.id)).toEqual([attachmentId]);
   });
 
   it('refuses an executable and a file over the cap', async () => {

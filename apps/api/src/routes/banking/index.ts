@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { attachmentsOf, type EntityRef, getAttachment, linkAttachment } from '@firm/attachments';
 import {
   createBankAccount,
   excludeBankTransaction,
@@ -17,9 +18,11 @@ import {
   reconcileBankTransaction,
   reconciliationStatus,
   splitBankTransaction,
+  type BankTransaction,
   undoReconciliation,
 } from '@firm/banking';
-import type { Tx } from '@firm/db';
+import { DomainError, type Page } from '@firm/core';
+import type { Executor, Tx } from '@firm/db';
 import { todayUtc } from '@firm/ledger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
@@ -67,6 +70,83 @@ const idempotent = (
   work: (tx: Tx, request: FastifyRequest) => Promise<unknown>,
 ) => runIdempotent(request, reply, async (tx) => ({ status, body: { data: await work(tx, request) } }));
 
+interface RowAttachment {
+  id: string;
+  fileName: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+}
+
+/** Bank rows with the files attached to each (one read for all of them). */
+async function withAttachments(
+  db: Executor,
+  organizationId: string,
+  rows: BankTransaction[],
+): Promise<(BankTransaction & { attachments: RowAttachment[] })[]> {
+  const files = await attachmentsOf(
+    db,
+    organizationId,
+    rows.map((r) => ({ entityType: 'bank_transaction', entityId: r.id })),
+  );
+  return rows.map((row) => ({
+    ...row,
+    attachments: files
+      .filter((f) => f.links.some((l) => l.entityType === 'bank_transaction' && l.entityId === row.id))
+      .map((f) => ({
+        id: f.id,
+        fileName: f.fileName,
+        contentType: f.contentType,
+        size: f.sizeBytes,
+        sha256: f.sha256,
+      })),
+  }));
+}
+
+const withAttachmentsOne = async (db: Executor, organizationId: string, row: BankTransaction) =>
+  (await withAttachments(db, organizationId, [row]))[0] as BankTransaction & { attachments: RowAttachment[] };
+
+const withAttachmentsPage = async (db: Executor, organizationId: string, page: Page<BankTransaction>) => ({
+  ...page,
+  data: await withAttachments(db, organizationId, page.data),
+});
+
+/**
+ * Runs a categorization citing attachments: each id is checked to be an attachment of the company before anything is
+ * written (404 ATTACHMENT_NOT_FOUND naming it), and after the categorization each is attached to the row, the entry
+ * it posted and the payments it recorded, in the same transaction: a refused categorization attaches nothing.
+ */
+async function citing(
+  tx: Tx,
+  ctx: ReturnType<typeof ledgerContext>,
+  organizationId: string,
+  attachmentIds: readonly string[] | undefined,
+  categorize: () => Promise<BankTransaction>,
+): Promise<BankTransaction> {
+  const ids = attachmentIds ?? [];
+  for (const [i, id] of ids.entries()) {
+    await getAttachment(tx, organizationId, id).catch((err: unknown) => {
+      if (err instanceof DomainError && err.code === 'ATTACHMENT_NOT_FOUND') {
+        throw new DomainError('ATTACHMENT_NOT_FOUND', `attachmentIds[${i}] is not an attachment of this company`, [
+          { field: `attachmentIds[${i}]`, message: 'not found' },
+        ]);
+      }
+      throw err;
+    });
+  }
+  const row = await categorize();
+  const refs: EntityRef[] = [
+    { entityType: 'bank_transaction', entityId: row.id },
+    ...(row.journalEntryId ? [{ entityType: 'journal_entry' as const, entityId: row.journalEntryId }] : []),
+    ...[...new Set(row.lines.flatMap((l) => (l.paymentId ? [l.paymentId] : [])))].map((id) => ({
+      entityType: 'payment' as const,
+      entityId: id,
+    })),
+  ];
+  for (const id of ids) for (const ref of refs) await linkAttachment(tx, ctx, organizationId, id, ref);
+  return row;
+}
+
 interface Action {
   path: string;
   summary: string;
@@ -90,18 +170,21 @@ function action<B extends TSchema>(def: {
     organizationId: string,
     id: string,
     body: Static<B>,
-  ): Promise<unknown>;
+  ): Promise<BankTransaction>;
 }): Action {
   return {
     ...def,
-    run: (tx, request) =>
-      def.run(
+    run: async (tx, request) => {
+      const organizationId = request.organization.id;
+      const row = await def.run(
         tx,
         ledgerContext(request),
-        request.organization.id,
+        organizationId,
         (request.params as { id: string }).id,
         request.body as Static<B>,
-      ),
+      );
+      return withAttachmentsOne(tx, organizationId, row);
+    },
   };
 }
 
@@ -116,7 +199,10 @@ const ACTIONS: Action[] = [
       'posted voided and a new entry posted. A reconciled row is 409 ALREADY_RECONCILED, a date in a closed period ' +
       '422 PERIOD_CLOSED, an archived account 422 INVALID_ACCOUNT.',
     body: ReclassifyBody,
-    run: (tx, ctx, organizationId, id, body) => reclassifyBankTransaction(tx, ctx, organizationId, id, body),
+    run: (tx, ctx, organizationId, id, { attachmentIds, ...body }) =>
+      citing(tx, ctx, organizationId, attachmentIds, () =>
+        reclassifyBankTransaction(tx, ctx, organizationId, id, body),
+      ),
   }),
   action({
     path: 'match',
@@ -131,7 +217,8 @@ const ACTIONS: Action[] = [
       'booked once (422 AMOUNT_MISMATCH when the amounts differ, INVALID_ALLOCATION when it is not such a row of ' +
       'this bank account or is reconciled). Naming both, or neither, is 400 VALIDATION_ERROR.',
     body: MatchBody,
-    run: (tx, ctx, organizationId, id, body) => matchBankTransaction(tx, ctx, organizationId, id, body),
+    run: (tx, ctx, organizationId, id, { attachmentIds, ...body }) =>
+      citing(tx, ctx, organizationId, attachmentIds, () => matchBankTransaction(tx, ctx, organizationId, id, body)),
   }),
   action({
     path: 'split',
@@ -140,7 +227,8 @@ const ACTIONS: Action[] = [
       'Splits the amount across accounts and/or invoices and bills (as in match). The parts must add up exactly to ' +
       'the bank amount (422 SPLIT_MISMATCH).',
     body: SplitBody,
-    run: (tx, ctx, organizationId, id, body) => splitBankTransaction(tx, ctx, organizationId, id, body),
+    run: (tx, ctx, organizationId, id, { attachmentIds, ...body }) =>
+      citing(tx, ctx, organizationId, attachmentIds, () => splitBankTransaction(tx, ctx, organizationId, id, body)),
   }),
   action({
     path: 'reconcile',
@@ -215,7 +303,9 @@ export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       async (request) => {
         const { limit, ...filter } = request.query as { limit?: number };
-        return listBankTransactions(db(), request.organization.id, { limit: limit ?? DEFAULT_LIMIT, ...filter });
+        const organizationId = request.organization.id;
+        const page = await listBankTransactions(db(), organizationId, { limit: limit ?? DEFAULT_LIMIT, ...filter });
+        return withAttachmentsPage(db(), organizationId, page);
       },
     );
 
@@ -277,11 +367,12 @@ export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const account = await getBankAccount(db(), request.organization.id, request.params.id);
       const { limit, ...filter } = request.query as { limit?: number };
-      return listBankTransactions(db(), request.organization.id, {
+      const page = await listBankTransactions(db(), request.organization.id, {
         limit: limit ?? DEFAULT_LIMIT,
         ...filter,
         bankAccountId: account.id,
       });
+      return withAttachmentsPage(db(), request.organization.id, page);
     },
   );
 
@@ -296,7 +387,13 @@ export const bankingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: BankTransactionOne },
       },
     },
-    async (request) => ({ data: await getBankTransaction(db(), request.organization.id, request.params.id) }),
+    async (request) => ({
+      data: await withAttachmentsOne(
+        db(),
+        request.organization.id,
+        await getBankTransaction(db(), request.organization.id, request.params.id),
+      ),
+    }),
   );
 
   app.get(

@@ -86,10 +86,43 @@ export const BankTransaction = Type.Object(
     contactId: Nullable(Uuid()),
     taxRateId: Nullable(Uuid()),
     lines: Type.Array(BankTransactionLine),
+    attachments: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            id: Uuid(),
+            fileName: Type.String(),
+            contentType: Type.String(),
+            size: Type.Integer({ description: 'Bytes.' }),
+            sha256: Type.String({ description: 'SHA-256 of the bytes, hex.' }),
+          },
+          { title: 'BankTransactionAttachment' },
+        ),
+        {
+          description:
+            'The files attached to the row (receipts, invoices, statements; cited when it was categorized, or ' +
+            'attached since), oldest first. GET /api/v1/attachments/{id} reads one with its download link.',
+        },
+      ),
+    ),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
   },
   { title: 'BankTransaction' },
+);
+
+/** The attachments a categorization cites: linked to the row and what it posts, in the same transaction. */
+const AttachmentIds = Type.Optional(
+  Type.Array(Uuid(), {
+    minItems: 1,
+    maxItems: 10,
+    uniqueItems: true,
+    description:
+      'Attachments of the same company (receipts, invoices) the categorization rests on: each is attached to the ' +
+      'bank transaction, to the entry it posts and to the payments it records, in the same transaction, so a ' +
+      'refused categorization attaches nothing. An id that is not an attachment of the company is 404 ' +
+      'ATTACHMENT_NOT_FOUND, with nothing written.',
+  }),
 );
 
 export const BankTransactionQuery = Type.Object({
@@ -128,6 +161,7 @@ export const ReclassifyBody = Type.Object(
         ),
       ),
     ),
+    attachmentIds: AttachmentIds,
   },
   { ...strict, title: 'Reclassify' },
 );
@@ -160,6 +194,7 @@ export const MatchBody = Type.Object(
       Uuid('Where a difference between the documents and the bank amount is posted (fees, discounts).'),
     ),
     contactId: Type.Optional(Uuid('Refuse documents of any other contact.')),
+    attachmentIds: AttachmentIds,
   },
   { ...strict, title: 'Match' },
 );
@@ -185,6 +220,7 @@ export const SplitBody = Type.Object(
       { minItems: 1, maxItems: 100, description: 'Each part names exactly one of accountId and documentId.' },
     ),
     contactId: Type.Optional(Uuid()),
+    attachmentIds: AttachmentIds,
   },
   { ...strict, title: 'Split' },
 );

@@ -210,7 +210,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     kind: 'read',
     clientHeader: true,
     entity: 'Attachment',
-    note: 'Give entityType and entityId for the files of one record (a bank row, an entry, a bill...): their names, types, sizes and SHA-256.',
+    note: 'Give entityType and entityId for the files of one record (a bank row, an entry, a bill...): their names, types, sizes and SHA-256, and a downloadUrl to hand to a person (it works without a credential for 15 minutes).',
   },
   {
     name: 'attach_file',
@@ -220,7 +220,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     kind: 'write',
     clientHeader: true,
     entity: 'Attachment',
-    note: 'The file as base64 (at most 5 MB): a receipt, invoice or statement (PDF, PNG, JPEG, HEIC, TIFF, CSV, XLSX). Cite its id when categorizing the record it proves.',
+    note: 'The file as base64 (at most 5 MB): a receipt, invoice or statement (PDF, PNG, JPEG, HEIC, TIFF, CSV, XLSX). Cite its id when categorizing the bank row it proves (attachmentIds of bank_reclassify, bank_match, bank_split): it is attached to the row and what the row posts.',
   },
   ...(['reclassify', 'match', 'split', 'exclude', 'include', 'reconcile'] as const).map((action): ToolSpec => ({
     name: `bank_${action}`,
