@@ -28,7 +28,7 @@ export interface Skill {
   checks: string[];
 }
 
-export const RECIPES_VERSION = '2026-11-23';
+export const RECIPES_VERSION = '2026-11-28';
 
 const C = '/acct/clients/{clientId}';
 
@@ -59,7 +59,7 @@ export const SKILLS: readonly Skill[] = [
   },
   {
     id: 'categorize-uncategorized-expenses',
-    version: '1.0.0',
+    version: '1.1.0',
     title: 'Categorize uncategorized expenses',
     summary: 'Move spending booked to a suspense or uncategorized account to the expense account it belongs to.',
     requiredScopes: ['acct:entities:read', 'acct:transactions:read', 'acct:transactions:create'],
@@ -90,6 +90,25 @@ export const SKILLS: readonly Skill[] = [
           },
         ],
         check: 'The journal effect of the dry run moves exactly the line amount.',
+      },
+      {
+        id: 'cite-receipt',
+        title: 'Attach the receipt or invoice each entry rests on, when there is one',
+        calls: [
+          {
+            method: 'POST',
+            path: `${C}/entities/Attachable`,
+            body: {
+              Id: '<attachment id>',
+              AttachableRef: [{ EntityRef: { type: 'JournalEntry', value: '<entry id>' } }],
+            },
+            note:
+              'the file received first through the attach_file tool (POST /api/v1/attachments/inline); needs ' +
+              'acct:entities:write. A bank row categorized through bank_reclassify, bank_match or bank_split cites ' +
+              'it with attachmentIds instead, in the same transaction.',
+          },
+        ],
+        check: 'Reading the Attachable back lists the entry in its AttachableRef; its TempDownloadUri opens the file.',
       },
     ],
     checks: ['The suspense account balance in the trial balance is zero, or what is left is explained.'],
