@@ -184,6 +184,14 @@ describe('categorizing a bank row citing attachments', () => {
       expect((await readRow(id)).status).toBe('unreviewed');
       expect(await linksOf(ours)).toEqual([]);
     }
+    // An unknown row is the row's 404, whatever attachments are named.
+    const noRow = await post(`/api/v1/bank-transactions/${randomUUID()}/reclassify`, {
+      accountId: t.account('6100'),
+      reason: 'parking',
+      attachmentIds: [randomUUID()],
+    });
+    expect(noRow.statusCode).toBe(404);
+    expect(noRow.json().error.code).toBe('BANK_TRANSACTION_NOT_FOUND');
     // Their attachment is untouched as well.
     const theirsRead = await t.app.inject({
       method: 'GET',

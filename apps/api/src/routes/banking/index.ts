@@ -120,10 +120,13 @@ async function citing(
   tx: Tx,
   ctx: ReturnType<typeof ledgerContext>,
   organizationId: string,
+  rowId: string,
   attachmentIds: readonly string[] | undefined,
   categorize: () => Promise<BankTransaction>,
 ): Promise<BankTransaction> {
   const ids = attachmentIds ?? [];
+  // An unknown row (or another organization's) is 404 BANK_TRANSACTION_NOT_FOUND whatever the body says.
+  if (ids.length > 0) await getBankTransaction(tx, organizationId, rowId);
   for (const [i, id] of ids.entries()) {
     await getAttachment(tx, organizationId, id).catch((err: unknown) => {
       if (err instanceof DomainError && err.code === 'ATTACHMENT_NOT_FOUND') {
@@ -200,7 +203,7 @@ const ACTIONS: Action[] = [
       '422 PERIOD_CLOSED, an archived account 422 INVALID_ACCOUNT.',
     body: ReclassifyBody,
     run: (tx, ctx, organizationId, id, { attachmentIds, ...body }) =>
-      citing(tx, ctx, organizationId, attachmentIds, () =>
+      citing(tx, ctx, organizationId, id, attachmentIds, () =>
         reclassifyBankTransaction(tx, ctx, organizationId, id, body),
       ),
   }),
@@ -218,7 +221,7 @@ const ACTIONS: Action[] = [
       'this bank account or is reconciled). Naming both, or neither, is 400 VALIDATION_ERROR.',
     body: MatchBody,
     run: (tx, ctx, organizationId, id, { attachmentIds, ...body }) =>
-      citing(tx, ctx, organizationId, attachmentIds, () => matchBankTransaction(tx, ctx, organizationId, id, body)),
+      citing(tx, ctx, organizationId, id, attachmentIds, () => matchBankTransaction(tx, ctx, organizationId, id, body)),
   }),
   action({
     path: 'split',
@@ -228,7 +231,7 @@ const ACTIONS: Action[] = [
       'the bank amount (422 SPLIT_MISMATCH).',
     body: SplitBody,
     run: (tx, ctx, organizationId, id, { attachmentIds, ...body }) =>
-      citing(tx, ctx, organizationId, attachmentIds, () => splitBankTransaction(tx, ctx, organizationId, id, body)),
+      citing(tx, ctx, organizationId, id, attachmentIds, () => splitBankTransaction(tx, ctx, organizationId, id, body)),
   }),
   action({
     path: 'reconcile',
