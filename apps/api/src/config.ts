@@ -215,7 +215,8 @@ const ConfigSchema = Type.Object({
   /**
    * Keys of the agent audit chain's HMACs, in the same form: the first signs new events, every one listed still
    * verifies the events signed with it (each event stores its key id). Required in production. Elsewhere, unset: a
-   * key generated on first start into DATA_DIR/audit-hmac-keys, outside the database.
+   * key generated on first start into DATA_DIR/audit-hmac-keys, outside the database. Attachments' download links are
+   * signed with keys derived (HKDF) from these.
    */
   AUDIT_HMAC_KEYS: Type.Optional(Type.String({ pattern: SEALING_KEYS })),
   /**
