@@ -155,9 +155,10 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => 
 
   app.addHook('onRoute', (route: RouteOptions) => {
     const scope = route.config?.scope;
-    route.schema = route.schema ?? {};
+    // Copies: a route's schema object may be a module's constant, shared by every app built in this process.
+    route.schema = { ...route.schema };
     const schema = route.schema;
-    schema.response = schema.response ?? {};
+    schema.response = { ...(schema.response as object | undefined) };
     const response = schema.response as Record<string, unknown>;
     const add = (...statuses: number[]) => {
       for (const [status, s] of Object.entries(errorResponses(...statuses))) response[status] ??= s;
