@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isDomainError } from '@firm/core';
 import { describe, expect, it } from 'vitest';
-import { checkQuery, parseQuery, QUERY_LIMITS } from './query';
+import { checkQuery, QUERY_LIMITS } from './query';
+import { parseQueryText as parseQuery } from './query-grammar';
 
 const FIXTURES = new URL('./testdata/qbo-queries.txt', import.meta.url);
 const fixtureQueries = () =>

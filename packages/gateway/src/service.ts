@@ -258,7 +258,7 @@ export function createGateway(options: GatewayOptions) {
       text: string,
       options: { defaultMaxResults: number; audit?: GatewayAudit },
     ) {
-      const query = checkQuery(parseQuery(text));
+      const query = checkQuery(await parseQuery(text));
       if (options.audit) options.audit.entityType = query.entity;
       requireScope(actor, query.coverage.scopes.read);
       return read(actor, client, (p) =>
