@@ -1,10 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SANDBOX_PLAID } from '@firm/banking';
-import { type SandboxAggregatorServer, startSandboxAggregator } from '@firm/banking/sandbox/server';
-import { runCli } from '@firm/cli/main';
+import type { SandboxAggregatorServer } from '@firm/banking/sandbox/server';
 import { type DataDirOwner, DataDirInUseError, claimDataDir, openDatabase } from '@firm/db';
-import { seedDemo } from '@firm/demo';
 import { hasFirms } from '@firm/identity';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app';
@@ -34,6 +32,8 @@ async function main() {
       app.aggregator && app.bankTokenKeys ? { aggregator: app.aggregator, tokenKeys: app.bankTokenKeys } : undefined;
     const audit = async () => app.auditTrail;
     const settings = { publicOrigin: config.PUBLIC_ORIGIN, invitationTtlHours: config.INVITATION_TTL_HOURS };
+    // The CLI, the demo seed and the sandbox bank are loaded only where they run: a server on Postgres holds none.
+    const { runCli } = await import('@firm/cli/main');
     owner.serve((argv, io) => runCli(argv, database, io, banking, app.qbo?.config ?? null, audit, settings));
     app.addHook('preClose', async () => owner.stopServing());
   }
@@ -98,6 +98,7 @@ async function sandboxAggregatorFor(
   if (kind !== 'embedded' || !config.SANDBOX_AGGREGATOR || feeds?.basePath !== SANDBOX_PLAID.basePath) return null;
   const url = new URL(feeds.basePath);
   try {
+    const { startSandboxAggregator } = await import('@firm/banking/sandbox/server');
     return await startSandboxAggregator(
       { clientId: feeds.clientId, secret: feeds.secret },
       Number(url.port),
@@ -118,6 +119,7 @@ async function demoCredentials(database: ReturnType<typeof openDatabase>, config
   const file = join(config.DATA_DIR, 'demo-credentials.json');
   if (!(await hasFirms(database.db))) {
     const keys = bankTokenKeysOf(config);
+    const { seedDemo } = await import('@firm/demo');
     const seeded = await seedDemo(database.db, {
       history: config.DEMO_HISTORY,
       ...(keys ? { bankTokenKeys: keys } : {}),
