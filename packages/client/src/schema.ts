@@ -70,8 +70,6 @@ export interface paths {
          * @description Every organization of the firm this credential may see whose agentAccess is not `none`.
          *
          *     Requires scope `acct:clients:read`.
-         *
-         *     Requires scope `acct:clients:read`.
          */
         get: operations["getAgentAcctClients"];
         put?: never;
@@ -92,8 +90,6 @@ export interface paths {
         /**
          * One client
          * @description Requires scope `acct:clients:read`.
-         *
-         *     Requires scope `acct:clients:read`.
          */
         get: operations["getAgentAcctClientsByClientId"];
         put?: never;
@@ -122,8 +118,6 @@ export interface paths {
          * @description The Account, Vendor or Customer list in the platform's QueryResponse shape. A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
          *
          *     Requires scope `acct:entities:read`.
-         *
-         *     Requires scope `acct:entities:read`.
          */
         get: operations["getAgentAcctClientsByClientIdByEntity"];
         put?: never;
@@ -144,8 +138,6 @@ export interface paths {
         /**
          * A client's closes
          * @description Requires scope `acct:closes:read`.
-         *
-         *     Requires scope `acct:closes:read`.
          */
         get: operations["getAgentAcctClientsByClientIdCloses"];
         put?: never;
@@ -174,8 +166,6 @@ export interface paths {
         /**
          * A close with its checklist
          * @description The checklist is computed from the books on every read, each item with its sign-off. Agents open closes, read their checklists and comment; signing off items, finishing and reopening are for people of the firm, on the partner API (/api/v1/companies/{companyId}/closes/...), never through the gateway.
-         *
-         *     Requires scope `acct:closes:read`.
          *
          *     Requires scope `acct:closes:read`.
          */
@@ -224,8 +214,6 @@ export interface paths {
          * @description Answers in the platform's QueryResponse shape. The scope is the entity's read scope (GET /acct/coverage): `acct:transactions:read` for transactions, else `acct:entities:read`. A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
          *
          *     Requires scope `acct:entities:read`.
-         *
-         *     Requires scope `acct:entities:read`.
          */
         get: operations["getAgentAcctClientsByClientIdEntitiesByEntity"];
         put?: never;
@@ -254,8 +242,6 @@ export interface paths {
         /**
          * One record
          * @description A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
-         *
-         *     Requires scope `acct:entities:read`.
          *
          *     Requires scope `acct:entities:read`.
          */
@@ -320,8 +306,6 @@ export interface paths {
          *     general-ledger lists at most GENERAL_LEDGER_MAX_LINES posted lines (50,000 by default), as the partner API's: a range with more is refused with 422 REPORT_TOO_LARGE (details[0] gives lineCount and maxLines); ask for a shorter period or one account (accountId). It also counts as an export: each credential may run EXPORTS_PER_CREDENTIAL of them at once (2 by default), each server process EXPORTS_PER_PROCESS (4); beyond either, 429 RATE_LIMITED with Retry-After. The same holds for reports/GeneralLedger through the pass-through.
          *
          *     Requires scope `acct:reports:read`.
-         *
-         *     Requires scope `acct:reports:read`.
          */
         get: operations["getAgentAcctClientsByClientIdReportsByReportName"];
         put?: never;
@@ -366,8 +350,6 @@ export interface paths {
          * @description `entityType` defaults to `purchase`. Answers in the platform's QueryResponse shape. A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
          *
          *     Requires scope `acct:transactions:read`.
-         *
-         *     Requires scope `acct:transactions:read`.
          */
         get: operations["getAgentAcctClientsByClientIdTransactions"];
         put?: never;
@@ -396,8 +378,6 @@ export interface paths {
         /**
          * One transaction
          * @description `entityType` defaults to `purchase`. A read that runs longer than the gateway's statement timeout (GATEWAY_STATEMENT_TIMEOUT_MS, 5 s unless set) is cancelled: 422 QUERY_TIMEOUT.
-         *
-         *     Requires scope `acct:transactions:read`.
          *
          *     Requires scope `acct:transactions:read`.
          */
@@ -438,8 +418,6 @@ export interface paths {
          * @description Every client open to this agent with its close of the period ending at periodEnd (or null), its status and its open blocking and advisory items. Agents open closes, read their checklists and comment; signing off items, finishing and reopening are for people of the firm, on the partner API (/api/v1/companies/{companyId}/closes/...), never through the gateway.
          *
          *     Requires scope `acct:closes:read`.
-         *
-         *     Requires scope `acct:closes:read`.
          */
         get: operations["getAgentAcctCloses"];
         put?: never;
@@ -462,8 +440,6 @@ export interface paths {
          * @description One entry per entity: its operations and the scope each needs, its transaction type, its shortcut.
          *
          *     Requires scope `acct:clients:read`.
-         *
-         *     Requires scope `acct:clients:read`.
          */
         get: operations["getAgentAcctCoverage"];
         put?: never;
@@ -484,8 +460,6 @@ export interface paths {
         /**
          * The firm's default approval policy for agent writes
          * @description Which agent writes wait for a person: the firm default, which a client (PATCH /acct/clients/{clientId}, `approvalPolicy`) and an agent may override. The shipped default is `auto`: nothing waits.
-         *
-         *     Requires scope `acct:clients:read`.
          *
          *     Requires scope `acct:clients:read`.
          */
@@ -518,8 +492,6 @@ export interface paths {
          * @description An agent's own policy wins over its client's and the firm's, for every client. Unknown agents: 404.
          *
          *     Requires scope `acct:clients:read`.
-         *
-         *     Requires scope `acct:clients:read`.
          */
         get: operations["getAgentApprovalPolicyAgentsByAgentId"];
         /**
@@ -550,8 +522,6 @@ export interface paths {
          * @description Every call an authenticated caller made on the gateway, newest first, chained per firm under an HMAC audit key and anchored outside the database (`npm run cli -- audit verify` checks each chain, and that none was cut short). A credential narrowed to some organizations sees only their events.
          *
          *     Requires scope `acct:audit:read`.
-         *
-         *     Requires scope `acct:audit:read`.
          */
         get: operations["getAgentAuditEvents"];
         put?: never;
@@ -572,8 +542,6 @@ export interface paths {
         /**
          * The firm's limits for agents
          * @description Writes per credential per write window (dry runs included) and reads per credential per minute, as in force, and the firm's own settings (null: the deployment's default). The gateway's routes and the MCP tools (those that call the partner API too) spend the same budget. Over either: 429 RATE_LIMITED with Retry-After.
-         *
-         *     Requires scope `acct:clients:read`.
          *
          *     Requires scope `acct:clients:read`.
          */
@@ -606,8 +574,6 @@ export interface paths {
          * @description A write the approval policy held (202 on the write route): its status, and once it ran, its result. Only the credential that proposed sees it; another's is 404 NOT_FOUND.
          *
          *     Requires scope `acct:clients:read`.
-         *
-         *     Requires scope `acct:clients:read`.
          */
         get: operations["getAgentV1ProposalsById"];
         put?: never;
@@ -628,8 +594,6 @@ export interface paths {
         /**
          * The whole recipe bundle
          * @description Requires scope `acct:clients:read`.
-         *
-         *     Requires scope `acct:clients:read`.
          */
         get: operations["getAgentRecipes"];
         put?: never;
@@ -650,8 +614,6 @@ export interface paths {
         /**
          * The skills agents can follow
          * @description Requires scope `acct:clients:read`.
-         *
-         *     Requires scope `acct:clients:read`.
          */
         get: operations["getAgentSkills"];
         put?: never;
@@ -672,8 +634,6 @@ export interface paths {
         /**
          * One skill recipe
          * @description Requires scope `acct:clients:read`.
-         *
-         *     Requires scope `acct:clients:read`.
          */
         get: operations["getAgentSkillsBySkillId"];
         put?: never;
@@ -696,8 +656,6 @@ export interface paths {
          * @description Read-only. For every client open to the caller: stale bank accounts, suspense or uncategorized balances, negative balances, receivables over 90 days, draft entries left open, books not closed, and last month's close not finished (CLOSE_NOT_FINISHED: none opened, or open with its open items); each finding with its severity, client, evidence and the call that starts the fix. A client on QuickBooks Online is read through QBO's API (suspense and negative balances, receivables over 90 days); one that cannot be read (its authorization refused, QBO down) is a CLIENT_UNREACHABLE finding, not an error of the scan.
          *
          *     Requires scope `acct:reports:read`.
-         *
-         *     Requires scope `acct:reports:read`.
          */
         get: operations["getAgentSkillsClientHealthScan"];
         put?: never;
@@ -718,8 +676,6 @@ export interface paths {
         /**
          * Gateway status
          * @description A bare object (no `data` envelope), as the spec defines it.
-         *
-         *     Requires scope `acct:clients:read`.
          *
          *     Requires scope `acct:clients:read`.
          */
@@ -923,8 +879,6 @@ export interface paths {
         /**
          * List accounts
          * @description Requires scope `accounts:read`.
-         *
-         *     Requires scope `accounts:read`.
          */
         get: operations["getAccounts"];
         put?: never;
@@ -951,8 +905,6 @@ export interface paths {
         /**
          * Account with its balance and ledger detail
          * @description Requires scope `accounts:read`.
-         *
-         *     Requires scope `accounts:read`.
          */
         get: operations["getAccountsById"];
         put?: never;
@@ -991,8 +943,6 @@ export interface paths {
          * @description Newest first, across the companies this credential may see. A pending proposal past its expiry is listed as `expired`.
          *
          *     Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getAgentProposals"];
         put?: never;
@@ -1013,8 +963,6 @@ export interface paths {
         /**
          * One agent proposal
          * @description The request as the agent sent it, its preview, the decision and the result.
-         *
-         *     Requires scope `entries:read`.
          *
          *     Requires scope `entries:read`.
          */
@@ -1085,10 +1033,6 @@ export interface paths {
          *     Requires scope `keys:read`.
          *
          *     Needs a credential that covers every organization of the firm (not one limited to some).
-         *
-         *     Requires scope `keys:read`.
-         *
-         *     Needs a credential that covers every organization of the firm (not one limited to some).
          */
         get: operations["getApiKeys"];
         put?: never;
@@ -1117,10 +1061,6 @@ export interface paths {
         /**
          * An API key of the firm
          * @description Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
-         *
-         *     Requires scope `keys:read`.
-         *
-         *     Needs a credential that covers every organization of the firm (not one limited to some).
          *
          *     Requires scope `keys:read`.
          *
@@ -1155,8 +1095,6 @@ export interface paths {
          * @description Newest first; entityType and entityId narrow it to the files of one record. Each has a download link (downloadUrl) that works without a credential for 15 minutes, to hand to a person.
          *
          *     Requires scope `attachments:read`.
-         *
-         *     Requires scope `attachments:read`.
          */
         get: operations["getAttachments"];
         put?: never;
@@ -1187,8 +1125,6 @@ export interface paths {
          * @description Its name, detected type, size, SHA-256, the records it is attached to, and a download link (downloadUrl) that works without a credential for 15 minutes.
          *
          *     Requires scope `attachments:read`.
-         *
-         *     Requires scope `attachments:read`.
          */
         get: operations["getAttachmentsByAttachmentId"];
         put?: never;
@@ -1217,8 +1153,6 @@ export interface paths {
         /**
          * Download an attachment’s file
          * @description The bytes as uploaded, with the detected Content-Type, Content-Length, Content-Disposition: attachment (the uploaded name as RFC 6266 filename and RFC 5987 filename*) and X-Content-Type-Options: nosniff. Every download is in the audit trail.
-         *
-         *     Requires scope `attachments:read`.
          *
          *     Requires scope `attachments:read`.
          */
@@ -1315,8 +1249,6 @@ export interface paths {
          * @description Every write (entries created, posted and voided, accounts changed, books closed...) with who made it, newest first. A credential narrowed to some organizations sees only their events.
          *
          *     Requires scope `audit:read`.
-         *
-         *     Requires scope `audit:read`.
          */
         get: operations["getAuditEvents"];
         put?: never;
@@ -1337,8 +1269,6 @@ export interface paths {
         /**
          * List bank accounts
          * @description Bank and card registers, each linked to one ledger account; ordered by name.
-         *
-         *     Requires scope `bank:read`.
          *
          *     Requires scope `bank:read`.
          */
@@ -1371,8 +1301,6 @@ export interface paths {
          * @description The register of one bank account, newest first, with the filters of GET /bank-transactions.
          *
          *     Requires scope `bank:read`.
-         *
-         *     Requires scope `bank:read`.
          */
         get: operations["getBankAccountsByIdTransactions"];
         put?: never;
@@ -1393,8 +1321,6 @@ export interface paths {
         /**
          * List connected bank feeds
          * @description Aggregator connections, oldest first, with the registers each one feeds.
-         *
-         *     Requires scope `bank:read`.
          *
          *     Requires scope `bank:read`.
          */
@@ -1427,8 +1353,6 @@ export interface paths {
          * @description Per connection: status, last successful sync, last error, rows pending review; per account: rows pending review and the date of its newest row.
          *
          *     Requires scope `bank:read`.
-         *
-         *     Requires scope `bank:read`.
          */
         get: operations["getBankFeedsHealth"];
         put?: never;
@@ -1451,8 +1375,6 @@ export interface paths {
          * @description Newest first (date, then id). Filters combine.
          *
          *     Requires scope `bank:read`.
-         *
-         *     Requires scope `bank:read`.
          */
         get: operations["getBankTransactions"];
         put?: never;
@@ -1473,8 +1395,6 @@ export interface paths {
         /**
          * A bank transaction
          * @description Requires scope `bank:read`.
-         *
-         *     Requires scope `bank:read`.
          */
         get: operations["getBankTransactionsById"];
         put?: never;
@@ -1567,8 +1487,6 @@ export interface paths {
         /**
          * What a bank transaction could be matched to
          * @description Open invoices and unmatched customer payments through its bank account for money in, open bills and unmatched bill payments for money out, and the register rows posting routes wrote for the same amount (type posting, matched with bankTransactionId); exact amounts first, then the nearest dates (at most 20).
-         *
-         *     Requires scope `bank:read`.
          *
          *     Requires scope `bank:read`.
          */
@@ -1665,8 +1583,6 @@ export interface paths {
          * @description Ordered by date, then id. Debits accounts payable and credits the paying account. Created through the posting route POST /bill-payments.
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getBillPayments"];
         put?: never;
@@ -1695,8 +1611,6 @@ export interface paths {
         /**
          * Read a bill payment
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getBillPaymentsById"];
         put?: never;
@@ -1743,8 +1657,6 @@ export interface paths {
          * @description Ordered by date, then id. Credits accounts payable with the total, debits each line’s expense account and the tax rate’s liability account (reclaimable purchase tax). Paid through POST /bill-payments.
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getBills"];
         put?: never;
@@ -1773,8 +1685,6 @@ export interface paths {
         /**
          * Read a bill
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getBillsById"];
         put?: never;
@@ -1827,8 +1737,6 @@ export interface paths {
         /**
          * Closed-books date and fiscal year
          * @description Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getBooks"];
         put?: never;
@@ -1857,8 +1765,6 @@ export interface paths {
         /**
          * The month-end checklist's rules, with the firm's settings
          * @description Every rule of the close checklist in the order its items are listed: its kind, severity, what it finds, whether the firm runs it and each threshold with the firm's value and the default.
-         *
-         *     Requires scope `reports:read`.
          *
          *     Requires scope `reports:read`.
          */
@@ -1907,8 +1813,6 @@ export interface paths {
          * @description Every active company this credential may see (a member: their companies), each with its close of the period ending at periodEnd (the latest opened; null when none), its status, who finished it and when, and its open blocking and advisory items.
          *
          *     Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getCloses"];
         put?: never;
@@ -1929,8 +1833,6 @@ export interface paths {
         /**
          * Companies the connected firm manages (the same records as organizations)
          * @description Active companies by default; `status=archived` or `status=all` lists archived ones.
-         *
-         *     Requires scope `organizations:read`.
          *
          *     Requires scope `organizations:read`.
          */
@@ -1963,8 +1865,6 @@ export interface paths {
          * @description Archived companies too.
          *
          *     Requires scope `organizations:read`.
-         *
-         *     Requires scope `organizations:read`.
          */
         get: operations["getCompaniesByCompanyId"];
         put?: never;
@@ -1993,8 +1893,6 @@ export interface paths {
         /**
          * Chart accounts of a company
          * @description Requires scope `accounts:read`.
-         *
-         *     Requires scope `accounts:read`.
          */
         get: operations["getCompaniesByCompanyIdAccounts"];
         put?: never;
@@ -2039,8 +1937,6 @@ export interface paths {
          * @description Newest first; entityType and entityId narrow it to the files of one record. Each has a download link (downloadUrl) that works without a credential for 15 minutes, to hand to a person.
          *
          *     Requires scope `attachments:read`.
-         *
-         *     Requires scope `attachments:read`.
          */
         get: operations["getCompaniesByCompanyIdAttachments"];
         put?: never;
@@ -2071,8 +1967,6 @@ export interface paths {
          * @description Its name, detected type, size, SHA-256, the records it is attached to, and a download link (downloadUrl) that works without a credential for 15 minutes.
          *
          *     Requires scope `attachments:read`.
-         *
-         *     Requires scope `attachments:read`.
          */
         get: operations["getCompaniesByCompanyIdAttachmentsByAttachmentId"];
         put?: never;
@@ -2101,8 +1995,6 @@ export interface paths {
         /**
          * Download an attachment’s file
          * @description The bytes as uploaded, with the detected Content-Type, Content-Length, Content-Disposition: attachment (the uploaded name as RFC 6266 filename and RFC 5987 filename*) and X-Content-Type-Options: nosniff. Every download is in the audit trail.
-         *
-         *     Requires scope `attachments:read`.
          *
          *     Requires scope `attachments:read`.
          */
@@ -2219,8 +2111,6 @@ export interface paths {
          * @description Bank and card registers, each linked to one ledger account; ordered by name.
          *
          *     Requires scope `bank:read`.
-         *
-         *     Requires scope `bank:read`.
          */
         get: operations["getCompaniesByCompanyIdBankAccounts"];
         put?: never;
@@ -2243,8 +2133,6 @@ export interface paths {
          * @description Newest first (date, then id). Filters combine.
          *
          *     Requires scope `bank:read`.
-         *
-         *     Requires scope `bank:read`.
          */
         get: operations["getCompaniesByCompanyIdBankTransactions"];
         put?: never;
@@ -2265,8 +2153,6 @@ export interface paths {
         /**
          * List bill payments of a company
          * @description Ordered by date, then id. Debits accounts payable and credits the paying account. Created through the posting route POST /bill-payments.
-         *
-         *     Requires scope `documents:read`.
          *
          *     Requires scope `documents:read`.
          */
@@ -2299,8 +2185,6 @@ export interface paths {
          * @description Ordered by date, then id. Credits accounts payable with the total, debits each line’s expense account and the tax rate’s liability account (reclaimable purchase tax). Paid through POST /bill-payments.
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getCompaniesByCompanyIdBills"];
         put?: never;
@@ -2321,8 +2205,6 @@ export interface paths {
         /**
          * Closed-books date and fiscal year (company path)
          * @description Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getCompaniesByCompanyIdBooks"];
         put?: never;
@@ -2353,8 +2235,6 @@ export interface paths {
          * @description Newest period first; without their checklists (read one close for that).
          *
          *     Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getCompaniesByCompanyIdCloses"];
         put?: never;
@@ -2383,8 +2263,6 @@ export interface paths {
         /**
          * A close with its checklist
          * @description The checklist is computed from the books on every read: an item goes away when the books change so it no longer holds. Each item shows its sign-off (who, when, note) when one is kept under its key; `open` counts the items not signed off.
-         *
-         *     Requires scope `entries:read`.
          *
          *     Requires scope `entries:read`.
          */
@@ -2433,8 +2311,6 @@ export interface paths {
          * @description Empty until the close is finished; kept when it is reopened.
          *
          *     Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getCompaniesByCompanyIdClosesByCloseIdEvidence"];
         put?: never;
@@ -2455,8 +2331,6 @@ export interface paths {
         /**
          * Download one evidence file
          * @description Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getCompaniesByCompanyIdClosesByCloseIdEvidenceByName"];
         put?: never;
@@ -2551,8 +2425,6 @@ export interface paths {
          * @description Ordered by name (case-insensitive).
          *
          *     Requires scope `contacts:read`.
-         *
-         *     Requires scope `contacts:read`.
          */
         get: operations["getCompaniesByCompanyIdContacts"];
         put?: never;
@@ -2573,8 +2445,6 @@ export interface paths {
         /**
          * Statement of a contact's open documents (company path)
          * @description Open invoices, bills, credits and unapplied payments of one contact as of asOf, oldest due first.
-         *
-         *     Requires scope `reports:read`.
          *
          *     Requires scope `reports:read`.
          */
@@ -2599,8 +2469,6 @@ export interface paths {
          * @description Ordered by date, then id. Credits accounts receivable with the total; applied to invoices through customer payments (credits).
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getCompaniesByCompanyIdCreditMemos"];
         put?: never;
@@ -2621,8 +2489,6 @@ export interface paths {
         /**
          * List customer payments of a company
          * @description Ordered by date, then id. Debits the deposit account and credits accounts receivable with the amount.
-         *
-         *     Requires scope `documents:read`.
          *
          *     Requires scope `documents:read`.
          */
@@ -2671,8 +2537,6 @@ export interface paths {
          * @description Ordered by date, then id. Posts nothing; POST /estimates/:id/convert makes it an invoice.
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getCompaniesByCompanyIdEstimates"];
         put?: never;
@@ -2693,8 +2557,6 @@ export interface paths {
         /**
          * Imports of a company
          * @description Newest first, with their progress.
-         *
-         *     Requires scope `entries:read`.
          *
          *     Requires scope `entries:read`.
          */
@@ -2729,8 +2591,6 @@ export interface paths {
          * @description Status, counts (totalRows, doneRows, failedRows), rowsPerSecond, startedAt, finishedAt, and the first 100 refused rows (the rest: GET .../imports/{importId}/errors). Another company’s import is 404 IMPORT_NOT_FOUND.
          *
          *     Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getCompaniesByCompanyIdImportsByImportId"];
         put?: never;
@@ -2751,8 +2611,6 @@ export interface paths {
         /**
          * The refused rows of an import
          * @description In line order, a page at a time (limit, cursor). The first 1,000 refused rows are kept; errorCount on the import counts them all.
-         *
-         *     Requires scope `entries:read`.
          *
          *     Requires scope `entries:read`.
          */
@@ -2777,8 +2635,6 @@ export interface paths {
          * @description Ordered by date, then id. Posts accounts receivable (debit, the total) against each line’s income account and the tax liability.
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getCompaniesByCompanyIdInvoices"];
         put?: never;
@@ -2801,8 +2657,6 @@ export interface paths {
          * @description Ordered by name (case-insensitive).
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getCompaniesByCompanyIdItems"];
         put?: never;
@@ -2823,8 +2677,6 @@ export interface paths {
         /**
          * Journal entries of a company
          * @description Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getCompaniesByCompanyIdJournalEntries"];
         put?: never;
@@ -2853,8 +2705,6 @@ export interface paths {
         /**
          * Journal lines of a company
          * @description Lines of posted entries in (date, entry, line) order: the detail every balance sums.
-         *
-         *     Requires scope `entries:read`.
          *
          *     Requires scope `entries:read`.
          */
@@ -2927,8 +2777,6 @@ export interface paths {
          * @description Newest statement first.
          *
          *     Requires scope `bank:read`.
-         *
-         *     Requires scope `bank:read`.
          */
         get: operations["getCompaniesByCompanyIdReconciliations"];
         put?: never;
@@ -2949,8 +2797,6 @@ export interface paths {
         /**
          * List refund receipts of a company
          * @description Ordered by date, then id. Money paid back to a customer: credits bankAccountId with the total, debits income and tax.
-         *
-         *     Requires scope `documents:read`.
          *
          *     Requires scope `documents:read`.
          */
@@ -2975,8 +2821,6 @@ export interface paths {
          * @description Open balances by contact as of asOf, bucketed by days past the due date: current (not yet due), 1-30, 31-60, 61-90, over 90. Invoices and bills count positive; credit memos, vendor credits and unapplied payments count negative and age from their own date. A document counts from its date and an allocation from the later of its payment’s and its document’s dates, so totalCents equals controlAccountBalanceCents, the balance of the receivables (payables) accounts in the trial balance at the same date, as long as those accounts are posted only through documents.
          *
          *     Requires scope `reports:read`.
-         *
-         *     Requires scope `reports:read`.
          */
         get: operations["getCompaniesByCompanyIdReportsApAging"];
         put?: never;
@@ -2999,8 +2843,6 @@ export interface paths {
          * @description Open balances by contact as of asOf, bucketed by days past the due date: current (not yet due), 1-30, 31-60, 61-90, over 90. Invoices and bills count positive; credit memos, vendor credits and unapplied payments count negative and age from their own date. A document counts from its date and an allocation from the later of its payment’s and its document’s dates, so totalCents equals controlAccountBalanceCents, the balance of the receivables (payables) accounts in the trial balance at the same date, as long as those accounts are posted only through documents.
          *
          *     Requires scope `reports:read`.
-         *
-         *     Requires scope `reports:read`.
          */
         get: operations["getCompaniesByCompanyIdReportsArAging"];
         put?: never;
@@ -3021,8 +2863,6 @@ export interface paths {
         /**
          * Balance sheet (company path)
          * @description Assets, liabilities and equity as of endDate; net income is rolled into equity as current-year earnings (from the fiscal-year start) and retained earnings (everything before).
-         *
-         *     Requires scope `reports:read`.
          *
          *     Requires scope `reports:read`.
          */
@@ -3049,8 +2889,6 @@ export interface paths {
          *     Whole, not in pages: a range of more than GENERAL_LEDGER_MAX_LINES posted lines (50,000 by default) is refused with 422 REPORT_TOO_LARGE before any line is read (details[0] gives lineCount and maxLines); narrow it with a shorter date range or accountId. Within the limit the report is streamed as it is read, a page of lines at a time, from one snapshot of the books. It counts as an export: each credential may run EXPORTS_PER_CREDENTIAL exports and general ledgers at once (2 by default), each server process EXPORTS_PER_PROCESS (4); beyond either, 429 RATE_LIMITED with Retry-After.
          *
          *     Requires scope `reports:read`.
-         *
-         *     Requires scope `reports:read`.
          */
         get: operations["getCompaniesByCompanyIdReportsGeneralLedger"];
         put?: never;
@@ -3071,8 +2909,6 @@ export interface paths {
         /**
          * Profit and loss (company path)
          * @description Income, cost of sales, expenses and net income of the posted entries dated in the period.
-         *
-         *     Requires scope `reports:read`.
          *
          *     Requires scope `reports:read`.
          */
@@ -3097,8 +2933,6 @@ export interface paths {
          * @description Net posted activity per account from startDate (default: the beginning of the books) through endDate.
          *
          *     Requires scope `reports:read`.
-         *
-         *     Requires scope `reports:read`.
          */
         get: operations["getCompaniesByCompanyIdReportsTrialBalance"];
         put?: never;
@@ -3121,8 +2955,6 @@ export interface paths {
          * @description Ordered by date, then id. A sale paid at once: posts bankAccountId (debit, the total) against income and tax; status paid.
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getCompaniesByCompanyIdSalesReceipts"];
         put?: never;
@@ -3143,8 +2975,6 @@ export interface paths {
         /**
          * List tax rates of a company
          * @description Ordered by name (case-insensitive).
-         *
-         *     Requires scope `documents:read`.
          *
          *     Requires scope `documents:read`.
          */
@@ -3215,8 +3045,6 @@ export interface paths {
          * @description Ordered by date, then id. Debits accounts payable with the total; applied to bills through bill payments (credits).
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getCompaniesByCompanyIdVendorCredits"];
         put?: never;
@@ -3237,8 +3065,6 @@ export interface paths {
         /**
          * List customers and vendors
          * @description Ordered by name (case-insensitive).
-         *
-         *     Requires scope `contacts:read`.
          *
          *     Requires scope `contacts:read`.
          */
@@ -3267,8 +3093,6 @@ export interface paths {
         /**
          * A customer or vendor
          * @description Requires scope `contacts:read`.
-         *
-         *     Requires scope `contacts:read`.
          */
         get: operations["getContactsById"];
         put?: never;
@@ -3299,8 +3123,6 @@ export interface paths {
          * @description Open invoices, bills, credits and unapplied payments of one contact as of asOf, oldest due first.
          *
          *     Requires scope `reports:read`.
-         *
-         *     Requires scope `reports:read`.
          */
         get: operations["getContactsByIdStatement"];
         put?: never;
@@ -3321,8 +3143,6 @@ export interface paths {
         /**
          * List credit memos
          * @description Ordered by date, then id. Credits accounts receivable with the total; applied to invoices through customer payments (credits).
-         *
-         *     Requires scope `documents:read`.
          *
          *     Requires scope `documents:read`.
          */
@@ -3353,8 +3173,6 @@ export interface paths {
         /**
          * Read a credit memo
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getCreditMemosById"];
         put?: never;
@@ -3409,8 +3227,6 @@ export interface paths {
          * @description Ordered by date, then id. Debits the deposit account and credits accounts receivable with the amount.
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getCustomerPayments"];
         put?: never;
@@ -3439,8 +3255,6 @@ export interface paths {
         /**
          * Read a customer payment
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getCustomerPaymentsById"];
         put?: never;
@@ -3511,8 +3325,6 @@ export interface paths {
          * @description Drafts, posted and void entries in date order, with their lines.
          *
          *     Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getEntries"];
         put?: never;
@@ -3541,8 +3353,6 @@ export interface paths {
         /**
          * Entry with lines
          * @description Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getEntriesById"];
         put?: never;
@@ -3613,8 +3423,6 @@ export interface paths {
          * @description Ordered by date, then id. Posts nothing; POST /estimates/:id/convert makes it an invoice.
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getEstimates"];
         put?: never;
@@ -3643,8 +3451,6 @@ export interface paths {
         /**
          * Read an estimate
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getEstimatesById"];
         put?: never;
@@ -3723,8 +3529,6 @@ export interface paths {
          * @description Ordered by date, then id. Posts accounts receivable (debit, the total) against each line’s income account and the tax liability.
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getInvoices"];
         put?: never;
@@ -3753,8 +3557,6 @@ export interface paths {
         /**
          * Read an invoice
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getInvoicesById"];
         put?: never;
@@ -3809,8 +3611,6 @@ export interface paths {
          * @description Ordered by name (case-insensitive).
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getItems"];
         put?: never;
@@ -3837,8 +3637,6 @@ export interface paths {
         /**
          * A product or service
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getItemsById"];
         put?: never;
@@ -3895,10 +3693,6 @@ export interface paths {
          *     Requires scope `connections:read`.
          *
          *     Needs a credential that covers every organization of the firm (not one limited to some).
-         *
-         *     Requires scope `connections:read`.
-         *
-         *     Needs a credential that covers every organization of the firm (not one limited to some).
          */
         get: operations["getOauthConnections"];
         put?: never;
@@ -3943,8 +3737,6 @@ export interface paths {
         /**
          * Client organizations the firm manages
          * @description Active companies by default; `status=archived` or `status=all` lists archived ones.
-         *
-         *     Requires scope `organizations:read`.
          *
          *     Requires scope `organizations:read`.
          */
@@ -4001,8 +3793,6 @@ export interface paths {
          * @description Its company (realm) id and status; 404 when the organization was never connected.
          *
          *     Requires scope `platforms:read`.
-         *
-         *     Requires scope `platforms:read`.
          */
         get: operations["getQboConnection"];
         put?: never;
@@ -4043,10 +3833,6 @@ export interface paths {
          *     Requires scope `platforms:read`.
          *
          *     Needs a credential that covers every organization of the firm (not one limited to some).
-         *
-         *     Requires scope `platforms:read`.
-         *
-         *     Needs a credential that covers every organization of the firm (not one limited to some).
          */
         get: operations["getQboConnections"];
         put?: never;
@@ -4067,8 +3853,6 @@ export interface paths {
         /**
          * List reconciliations
          * @description Newest statement first.
-         *
-         *     Requires scope `bank:read`.
          *
          *     Requires scope `bank:read`.
          */
@@ -4099,8 +3883,6 @@ export interface paths {
         /**
          * A reconciliation
          * @description Requires scope `bank:read`.
-         *
-         *     Requires scope `bank:read`.
          */
         get: operations["getReconciliationsById"];
         put?: never;
@@ -4171,8 +3953,6 @@ export interface paths {
          * @description Ordered by date, then id. Money paid back to a customer: credits bankAccountId with the total, debits income and tax.
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getRefundReceipts"];
         put?: never;
@@ -4201,8 +3981,6 @@ export interface paths {
         /**
          * Read a refund receipt
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getRefundReceiptsById"];
         put?: never;
@@ -4257,8 +4035,6 @@ export interface paths {
          * @description Open balances by contact as of asOf, bucketed by days past the due date: current (not yet due), 1-30, 31-60, 61-90, over 90. Invoices and bills count positive; credit memos, vendor credits and unapplied payments count negative and age from their own date. A document counts from its date and an allocation from the later of its payment’s and its document’s dates, so totalCents equals controlAccountBalanceCents, the balance of the receivables (payables) accounts in the trial balance at the same date, as long as those accounts are posted only through documents.
          *
          *     Requires scope `reports:read`.
-         *
-         *     Requires scope `reports:read`.
          */
         get: operations["getReportsApAging"];
         put?: never;
@@ -4279,8 +4055,6 @@ export interface paths {
         /**
          * Accounts receivable aging
          * @description Open balances by contact as of asOf, bucketed by days past the due date: current (not yet due), 1-30, 31-60, 61-90, over 90. Invoices and bills count positive; credit memos, vendor credits and unapplied payments count negative and age from their own date. A document counts from its date and an allocation from the later of its payment’s and its document’s dates, so totalCents equals controlAccountBalanceCents, the balance of the receivables (payables) accounts in the trial balance at the same date, as long as those accounts are posted only through documents.
-         *
-         *     Requires scope `reports:read`.
          *
          *     Requires scope `reports:read`.
          */
@@ -4305,8 +4079,6 @@ export interface paths {
          * @description Assets, liabilities and equity as of endDate; net income is rolled into equity as current-year earnings (from the fiscal-year start) and retained earnings (everything before).
          *
          *     Requires scope `reports:read`.
-         *
-         *     Requires scope `reports:read`.
          */
         get: operations["getReportsBalanceSheet"];
         put?: never;
@@ -4327,8 +4099,6 @@ export interface paths {
         /**
          * Bank reconciliation status
          * @description Per bank account: the last finished reconciliation (date and balance), what is in the books but not reconciled (count and amount), rows waiting for review, the ledger and register balances, and feed health.
-         *
-         *     Requires scope `reports:read`.
          *
          *     Requires scope `reports:read`.
          */
@@ -4355,8 +4125,6 @@ export interface paths {
          *     A general ledger of more than GENERAL_LEDGER_MAX_LINES lines (50,000 by default) is refused with 422 REPORT_TOO_LARGE, before anything is sent: details[0] gives lineCount and maxLines; narrow it with a shorter date range or accountId. Each credential may run EXPORTS_PER_CREDENTIAL exports (2 by default; the general-ledger JSON report counts too) at once, and each server process EXPORTS_PER_PROCESS (4) whoever asks: beyond either, 429 RATE_LIMITED with Retry-After.
          *
          *     Requires scope `reports:read`.
-         *
-         *     Requires scope `reports:read`.
          */
         get: operations["getReportsExport"];
         put?: never;
@@ -4377,8 +4145,6 @@ export interface paths {
         /**
          * Month-end financial packet
          * @description One document: profit and loss with prior-period and prior-year columns, the comparative balance sheet, the cash-flow statement (indirect method), the trial balance, AR and AP aging, the bank reconciliation status, key ratios and the twelve months ending with endDate's (income, expenses, net income and cash at each month end). Each part is the standalone report for the same dates (the balance sheet as of endDate, the day before startDate and endDate a year earlier; the agings and bank status as of endDate).
-         *
-         *     Requires scope `reports:read`.
          *
          *     Requires scope `reports:read`.
          */
@@ -4405,8 +4171,6 @@ export interface paths {
          *     Whole, not in pages: a range of more than GENERAL_LEDGER_MAX_LINES posted lines (50,000 by default) is refused with 422 REPORT_TOO_LARGE before any line is read (details[0] gives lineCount and maxLines); narrow it with a shorter date range or accountId. Within the limit the report is streamed as it is read, a page of lines at a time, from one snapshot of the books. It counts as an export: each credential may run EXPORTS_PER_CREDENTIAL exports and general ledgers at once (2 by default), each server process EXPORTS_PER_PROCESS (4); beyond either, 429 RATE_LIMITED with Retry-After.
          *
          *     Requires scope `reports:read`.
-         *
-         *     Requires scope `reports:read`.
          */
         get: operations["getReportsGeneralLedger"];
         put?: never;
@@ -4427,8 +4191,6 @@ export interface paths {
         /**
          * Profit and loss
          * @description Income, cost of sales, expenses and net income of the posted entries dated in the period.
-         *
-         *     Requires scope `reports:read`.
          *
          *     Requires scope `reports:read`.
          */
@@ -4453,8 +4215,6 @@ export interface paths {
          * @description Net posted activity per account from startDate (default: the beginning of the books) through endDate.
          *
          *     Requires scope `reports:read`.
-         *
-         *     Requires scope `reports:read`.
          */
         get: operations["getReportsTrialBalance"];
         put?: never;
@@ -4475,8 +4235,6 @@ export interface paths {
         /**
          * List sales receipts
          * @description Ordered by date, then id. A sale paid at once: posts bankAccountId (debit, the total) against income and tax; status paid.
-         *
-         *     Requires scope `documents:read`.
          *
          *     Requires scope `documents:read`.
          */
@@ -4507,8 +4265,6 @@ export interface paths {
         /**
          * Read a sales receipt
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getSalesReceiptsById"];
         put?: never;
@@ -4563,8 +4319,6 @@ export interface paths {
          * @description Every template of the organization (deleted ones aside), by name, each with its next run.
          *
          *     Requires scope `entries:read`.
-         *
-         *     Requires scope `entries:read`.
          */
         get: operations["getScheduledJournalEntries"];
         put?: never;
@@ -4593,8 +4347,6 @@ export interface paths {
         /**
          * A scheduled journal entry
          * @description With its next run and its latest runs (history).
-         *
-         *     Requires scope `entries:read`.
          *
          *     Requires scope `entries:read`.
          */
@@ -4683,8 +4435,6 @@ export interface paths {
          * @description Ordered by name (case-insensitive).
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getTaxRates"];
         put?: never;
@@ -4711,8 +4461,6 @@ export interface paths {
         /**
          * A tax rate
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getTaxRatesById"];
         put?: never;
@@ -4769,10 +4517,6 @@ export interface paths {
          *     Requires scope `users:read`.
          *
          *     Needs a credential that covers every organization of the firm (not one limited to some).
-         *
-         *     Requires scope `users:read`.
-         *
-         *     Needs a credential that covers every organization of the firm (not one limited to some).
          */
         get: operations["getUsers"];
         put?: never;
@@ -4801,10 +4545,6 @@ export interface paths {
         /**
          * A user of the firm
          * @description Owners and admins only (a session, or an API key they made); never an OAuth token, whatever it was approved for.
-         *
-         *     Requires scope `users:read`.
-         *
-         *     Needs a credential that covers every organization of the firm (not one limited to some).
          *
          *     Requires scope `users:read`.
          *
@@ -4871,8 +4611,6 @@ export interface paths {
          * @description Ordered by date, then id. Debits accounts payable with the total; applied to bills through bill payments (credits).
          *
          *     Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getVendorCredits"];
         put?: never;
@@ -4901,8 +4639,6 @@ export interface paths {
         /**
          * Read a vendor credit
          * @description Requires scope `documents:read`.
-         *
-         *     Requires scope `documents:read`.
          */
         get: operations["getVendorCreditsById"];
         put?: never;
@@ -4955,8 +4691,6 @@ export interface paths {
         /**
          * List webhook subscriptions
          * @description Requires scope `webhooks:read`.
-         *
-         *     Requires scope `webhooks:read`.
          */
         get: operations["getWebhooks"];
         put?: never;
@@ -4983,8 +4717,6 @@ export interface paths {
         /**
          * A webhook subscription
          * @description Requires scope `webhooks:read`.
-         *
-         *     Requires scope `webhooks:read`.
          */
         get: operations["getWebhooksById"];
         put?: never;
@@ -5017,8 +4749,6 @@ export interface paths {
          * @description `since` and `until` bound when the delivery was queued.
          *
          *     Requires scope `webhooks:read`.
-         *
-         *     Requires scope `webhooks:read`.
          */
         get: operations["getWebhooksByIdDeliveries"];
         put?: never;
@@ -5039,8 +4769,6 @@ export interface paths {
         /**
          * A delivery with every attempt
          * @description Requires scope `webhooks:read`.
-         *
-         *     Requires scope `webhooks:read`.
          */
         get: operations["getWebhooksByIdDeliveriesByDeliveryId"];
         put?: never;
@@ -5127,8 +4855,6 @@ export interface paths {
         /**
          * The webhook event catalogue
          * @description Each event is POSTed as JSON `{id, type, createdAt, organizationId, sequence, data}`, where `data` is the resource as the API returns it and `sequence` increases by one per event sent to the subscription. Requests are signed per the Standard Webhooks specification (`webhook-id`, `webhook-timestamp`, `webhook-signature` with v1 HMAC-SHA256 of `id.timestamp.body`). A 2xx answer within the timeout is success; anything else is retried with exponential backoff over about three days.
-         *
-         *     Requires scope `webhooks:read`.
          *
          *     Requires scope `webhooks:read`.
          */

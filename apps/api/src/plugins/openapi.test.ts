@@ -15,7 +15,10 @@ let doc: {
   openapi: string;
   paths: Record<
     string,
-    Record<string, { responses: Record<string, unknown>; security?: unknown; 'x-required-scope'?: string }>
+    Record<
+      string,
+      { responses: Record<string, unknown>; security?: unknown; 'x-required-scope'?: string; description?: string }
+    >
   >;
   'x-error-codes': Record<string, { status: number }>;
 };
@@ -61,6 +64,22 @@ describe('GET /api/openapi.json', () => {
           expect(op['x-required-scope'], `${method} ${path}`).toMatch(/^[a-z]+:[a-z]+$/);
           expect(op.security).toEqual([{ bearerAuth: [] }]);
         }
+      }
+    }
+  });
+
+  it('states each operation’s scope once, even where routes share a schema', async () => {
+    // A second app in the same process (the generated client's, a test's) must not find the first one's notes.
+    const again = await createTestApp();
+    try {
+      const second = (await again.app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as typeof doc;
+      expect(JSON.stringify(second.paths)).toBe(JSON.stringify(doc.paths));
+    } finally {
+      await again.close();
+    }
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        expect(op.description?.split('Requires scope').length ?? 1, `${method} ${path}`).toBeLessThanOrEqual(2);
       }
     }
   });
