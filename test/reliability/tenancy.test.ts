@@ -26,6 +26,10 @@ let attackerSession: { jar: CookieJar; csrf: string };
 
 /** A browser page (the approvers' pages, sign-in): reached with a session cookie and forms, never a bearer token. */
 const isPage = (op: Operation) => !/^\/(api|agent|mcp)(\/|$)/.test(op.path);
+/** An operation authorised by a signature in its own URL (an attachment's download link), not by a credential. */
+const isSignedLink = (op: Operation) => op.params.some((p) => p.in === 'query' && p.name === 'signature' && p.required);
+/** A well-formed link that no key signed, valid for an hour. */
+const FORGED_LINK = `expires=${Math.floor(Date.now() / 1000) + 3600}&signature=${'A'.repeat(43)}`;
 /** The victim's ids by table. */
 let victimIds: Map<string, string[]>;
 let allVictimIds: Set<string>;
@@ -233,7 +237,13 @@ function callsOf(op: Operation, ownOrg: string): Call[] {
         });
         // With only an organization in the path, the own organization is no victim id: skip that call.
         if (orgParam === 'own' && uuidParams.every((p) => /^(companyId|clientId)$/.test(p.name))) continue;
-        calls.push({ op, position: 'path', url, headers: headersOf(ownOrg), payload: body });
+        calls.push({
+          op,
+          position: 'path',
+          url: isSignedLink(op) ? `${url}?${FORGED_LINK}` : url,
+          headers: headersOf(ownOrg),
+          payload: body,
+        });
       }
     }
     return calls;
@@ -305,8 +315,10 @@ describe('tenancy sweep over the OpenAPI document', () => {
         counts[call.position]++;
         const where = `${call.op.method} ${call.op.path} (${call.position})`;
         if (res.statusCode >= 500) problems.push(`${where}: ${res.statusCode} ${res.body.slice(0, 200)}`);
-        if ((call.position === 'path' || call.position === 'header') && res.statusCode !== 404) {
-          problems.push(`${where}: ${res.statusCode}, not 404: ${res.body.slice(0, 200)}`);
+        // A link authorised by its own signature, forged for the victim's ids: 403, whatever the ids name.
+        const refusal = isSignedLink(call.op) ? 403 : 404;
+        if ((call.position === 'path' || call.position === 'header') && res.statusCode !== refusal) {
+          problems.push(`${where}: ${res.statusCode}, not ${refusal}: ${res.body.slice(0, 200)}`);
         }
         if (call.position === 'body' && res.statusCode < 400) {
           problems.push(`${where}: ${res.statusCode} accepted another firm's ids: ${res.body.slice(0, 200)}`);
