@@ -59,6 +59,7 @@ import { taxRateRoutes } from './routes/tax-rates/index';
 import { webhookRoutes } from './routes/webhooks/index';
 import { userRoutes } from './routes/users/index';
 import { apiKeyRoutes } from './routes/api-keys/index';
+import { lazySerializers } from './serialization';
 import { validatorCompiler } from './validation';
 import './types';
 
@@ -93,6 +94,7 @@ Format.Set('date-time', isIsoTimestamp);
 /** Builds the service without listening. Tests call it with a test database; server.ts listens. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
+  const serializers = lazySerializers();
   const app = Fastify({
     logger:
       deps.logger ??
@@ -121,7 +123,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: frameworkError,
     return503OnClosing: true,
     trustProxy: trustProxyOf(config.TRUST_PROXY),
+    schemaController: { compilersFactory: { buildSerializer: serializers.buildSerializer } },
   });
+  app.decorate('compileSerializers', serializers.compileAll);
   app.setValidatorCompiler(validatorCompiler);
   // Request bodies are JSON only; anything else is 415 rather than a string the schema rejects.
   app.removeContentTypeParser('text/plain');

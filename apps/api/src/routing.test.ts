@@ -157,3 +157,15 @@ describe('the document says what the server refuses', () => {
     }
   });
 });
+
+describe('response serializers', () => {
+  it('are built when a route first answers, and every route’s builds', async () => {
+    // The accounts list has answered no request yet in this app: listing it builds its 200 serializer.
+    const before = t.app.compileSerializers();
+    expect(before).toBeGreaterThan(t.app.routeTable.length);
+    expect(t.app.compileSerializers()).toBe(0);
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/accounts', headers: t.orgHeaders });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.length).toBeGreaterThan(0);
+  });
+});

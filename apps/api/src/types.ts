@@ -57,6 +57,8 @@ declare module 'fastify' {
     downloadLinkKeys: DownloadLinkKeys;
     /** Every route registered, as method and URL pattern. */
     routeTable: ReadonlyArray<{ method: string; url: string }>;
+    /** Builds the response serializers no request has needed yet (they are built on first use); how many. */
+    compileSerializers(): number;
   }
   interface FastifyRequest {
     /** Set on every route that declares a scope. */

@@ -10,8 +10,11 @@ import { Value } from 'typebox/value';
  * time; what a value that passes would be converted to, it already is. Bodies are never converted.
  */
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
-  const check = Compile(schema);
+  // Compiled on the route's first request, like its serializers (serialization.ts): most routes of a process never
+  // see one.
+  let compiled: ReturnType<typeof Compile> | undefined;
   return (value): { value: unknown } | { error: FastifySchemaValidationError[] } => {
+    const check = (compiled ??= Compile(schema));
     if (check.Check(value)) return { value };
     if (httpPart !== 'body') {
       const converted = Value.Convert(schema, value);
