@@ -10,7 +10,7 @@ import { organizations } from './organizations';
 export const idempotencyStatus = pgEnum('idempotency_status', ['in_progress', 'completed']);
 
 /**
- * One record per (firm, organization, route, key): the request it names and the response to replay.
+ * One record per (firm, organization, key, route): the request it names and the response to replay.
  * The key is scoped to the caller's firm and organization so one tenant's keys never collide with another's.
  */
 export const idempotencyKeys = pgTable(
@@ -40,7 +40,7 @@ export const idempotencyKeys = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
   (t) => [
-    primaryKey({ name: 'idempotency_keys_pkey', columns: [t.firmId, t.organizationId, t.route, t.key] }),
+    primaryKey({ name: 'idempotency_keys_pkey', columns: [t.firmId, t.organizationId, t.key, t.route] }),
     // The purge deletes by expiry.
     index('idempotency_keys_expires_idx').on(t.expiresAt),
     // A firm's key names one request of the firm, whichever organization it created: found by firm and key, and kept
