@@ -1,10 +1,25 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files that start `npm start` itself: its sandbox aggregator listens on a fixed port (4010), so two of them at once
- * would answer each other's banks. They run one at a time, after the rest.
+ * The files that take longest, each mostly in a process of its own (`npm start` seeding a year of books into the
+ * embedded database, the CLI): started first, so that they run beside the many short files rather than after them.
  */
-const ONE_AT_A_TIME = ['apps/api/src/server.test.ts', 'apps/api/src/shutdown.test.ts'];
+const LONGEST = ['apps/api/src/server.test.ts', 'apps/api/src/shutdown.test.ts', 'apps/cli/src/cli.test.ts'];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const at = LONGEST.findIndex((path) => file.moduleId.endsWith(path));
+      return at === -1 ? LONGEST.length : at;
+    };
+    const sorted = await super.sort(files);
+    return sorted
+      .map((file, i) => ({ file, i }))
+      .sort((a, b) => rank(a.file) - rank(b.file) || a.i - b.i)
+      .map((x) => x.file);
+  }
+}
 
 export default defineConfig({
   test: {
@@ -14,28 +29,12 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    projects: [
-      {
-        extends: true,
-        test: {
-          name: 'files',
-          include: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['test/reliability/**', 'node_modules/**', ...ONE_AT_A_TIME],
-          // Each file has its own database, and most of a file's time is waiting on it: two at once keep both cores
-          // of a small machine busy where vitest's default (cores - 1) would leave one idle. TEST_WORKERS overrides.
-          maxWorkers: Number(process.env.TEST_WORKERS ?? 2),
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'processes',
-          include: ONE_AT_A_TIME,
-          maxWorkers: 1,
-          sequence: { groupOrder: 1 },
-        },
-      },
-    ],
+    // Each file has its own database, and much of a file's time is waiting on it or on a process it started: two at
+    // once keep both cores of a small machine busy where vitest's default (cores - 1) would leave one idle.
+    // TEST_WORKERS overrides. The files that start `npm start` (server.test.ts, shutdown.test.ts) run among the others:
+    // only shutdown.test.ts serves the sandbox bank on its fixed port (4010).
+    include: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    maxWorkers: Number(process.env.TEST_WORKERS ?? 2),
+    sequence: { sequencer: LongestFirst },
   },
 });
