@@ -13,11 +13,8 @@ class LongestFirst extends BaseSequencer {
       const at = LONGEST.findIndex((path) => file.moduleId.endsWith(path));
       return at === -1 ? LONGEST.length : at;
     };
-    const sorted = await super.sort(files);
-    return sorted
-      .map((file, i) => ({ file, i }))
-      .sort((a, b) => rank(a.file) - rank(b.file) || a.i - b.i)
-      .map((x) => x.file);
+    // A stable sort: the rest keep vitest's order.
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
   }
 }
 

@@ -284,10 +284,6 @@ export async function pdfStream(statements: Statement[]): Promise<Readable> {
     }));
   };
 
-  /**
-   * The text, cut to `width` at the current font and ended with an ellipsis when it does not fit. Cells are placed by
-   * their measured width rather than through pdfkit's line wrapper, which is most of the time a long report takes.
-   */
   /** Rows' cells are measured at 9 points, in this font: widths of texts seen before are not measured again. */
   let font = 'Helvetica';
   const widths = new Map<string, number>();
@@ -301,6 +297,10 @@ export async function pdfStream(statements: Statement[]): Promise<Readable> {
     }
     return width;
   };
+  /**
+   * The text, cut to `width` at the current font and ended with an ellipsis when it does not fit. Cells are placed by
+   * their measured width rather than through pdfkit's line wrapper, which is most of the time a long report takes.
+   */
   const fitted = (text: string, width: number): { text: string; width: number } => {
     const whole = widthOf(text);
     if (whole <= width) return { text, width: whole };
