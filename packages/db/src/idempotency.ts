@@ -242,31 +242,29 @@ export async function runOnceRemote(
 const p = sql.placeholder;
 
 /**
- * For a statement that writes under a key in one round trip (the ledger's posting statement): true when there is no
- * key (`key` null), or when this statement takes the key's advisory lock and the key has no live record. Placeholders:
- * key, lockKey, firmId, organizationId, route, formerRoute.
+ * For a statement that writes under keys in one round trip (the ledger's posting statement), for each row `s` of its
+ * input: true when the row has no key (`s.key` null), or when this statement takes the key's advisory lock
+ * (`s.lock_key`) and the key has no live record under `s.route` or `s.former_route`. Placeholders: firmId,
+ * organizationId.
  */
-export const keyIsFreeSql = sql`(${p('key')}::text is null or (
-        pg_try_advisory_xact_lock(hashtextextended(${p('lockKey')}::text, 0))
-        and not exists (
-          select 1 from idempotency_keys k
-          where k.firm_id = ${p('firmId')} and k.organization_id = ${p('organizationId')}
-            and k.route in (${p('route')}, ${p('formerRoute')}::text) and k.key = ${p('key')} and k.expires_at > now())))`;
+export const keyIsFreeSql = sql`(s.key is null or (
+          pg_try_advisory_xact_lock(hashtextextended(s.lock_key, 0))
+          and not exists (
+            select 1 from idempotency_keys k
+            where k.firm_id = ${p('firmId')} and k.organization_id = ${p('organizationId')}
+              and k.key = s.key and k.route in (s.route, s.former_route) and k.expires_at > now())))`;
 
 /**
- * For the same statement: the insert of the key's record, when there is a key and `written` holds, from `from` (a
- * relation giving `extra`, a jsonb merged into the response body). Placeholders: firmId, organizationId, route, key,
- * target, requestHash, responseStatus, responseBody, retentionHours.
+ * For the same statement: the insert of the records of the keys of the rows `w` of `from` that have one (columns key,
+ * route, target, request_hash, response_status, response_body, retention_hours), each response body merged with
+ * `extra` (a jsonb). Placeholders: firmId, organizationId.
  */
-export const keyRecordSql = (extra: SQL, from: SQL, written: SQL) => sql`insert into idempotency_keys
+export const keyRecordSql = (from: SQL, extra: SQL) => sql`insert into idempotency_keys
         (firm_id, organization_id, route, key, target, request_hash, response_status, response_body, expires_at)
-      select ${p('firmId')}, ${p('organizationId')}, ${p('route')}, ${p('key')}, ${p('target')}::text, ${p('requestHash')},
-             ${p('responseStatus')},
-             ${p('responseBody')}::jsonb
-               || ${extra},
-             now() + make_interval(hours => ${p('retentionHours')}::int)
+      select ${p('firmId')}, ${p('organizationId')}, w.route, w.key, w.target, w.request_hash, w.response_status,
+             w.response_body || ${extra}, now() + make_interval(hours => w.retention_hours)
       from ${from}
-      where ${p('key')}::text is not null and ${written}`;
+      where w.key is not null`;
 
 /**
  * Deletes idempotency records past their retention window (they are already ignored by lookups), so the

@@ -1,17 +1,13 @@
-import { type AccountType, DomainError, isUuid, newId } from '@firm/core';
+import { DomainError, isUuid, newId } from '@firm/core';
 import {
   deleteExpiredRecord,
   type Executor,
   type IdempotencyKey,
   type IdempotentOutcome,
   idempotencyInProgress,
-  idempotencyLockKey,
   isKeyTaken,
   journalEntries,
-  keyIsFreeSql,
-  keyRecordSql,
   liveRecordQuery,
-  preparedStatement,
   replayIfUsed,
   replayOf,
   rowsOf,
@@ -23,7 +19,7 @@ import { type LedgerContext, nowOf } from './context';
 import { checkDate } from './dates';
 import { rethrowLedgerError } from './db-errors';
 import { type Entry, entryNotFound, getEntry, presentEntry } from './entries';
-import { eventCtes, eventValues, type LedgerEvent, recordEvent } from './events';
+import { recordEvent } from './events';
 import {
   assertBalanced,
   checkLineCount,
@@ -33,8 +29,9 @@ import {
   type PostingLine,
   postableAccountsQuery,
 } from './lines';
-import { postingRegisterRowsSql } from './register-rows';
+import { writePostingInTurn } from './posting-batches';
 import { checkPostingAccounts, type PostingInput, postingLines, withCanonicalAccountIds } from './posting-inputs';
+import { postedEvent, writePosting } from './posting-statement';
 
 /** What a posting route returns. */
 export interface PostingReceipt {
@@ -49,7 +46,6 @@ export interface PostingReceipt {
 /** The kinds whose money side is a bank or card account: a bank-linked one gets a register row with the entry. */
 const REGISTERED_KINDS = new Set(['purchase', 'deposit', 'transfer']);
 const MONEY_SIDE_FIELDS = new Set(['sourceAccountId', 'destinationAccountId', 'fromAccountId', 'toAccountId']);
-const KIND_NAMES: Record<string, string> = { purchase: 'Purchase', deposit: 'Deposit', transfer: 'Transfer' };
 
 /**
  * Adds (`sign` 1, on posting) or subtracts (`sign` -1, on voiding) an entry's lines to the daily
@@ -69,16 +65,6 @@ async function applyToDailyBalances(tx: Tx, organizationId: string, entryId: str
     on conflict (organization_id, account_id, day)
     do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents`);
 }
-
-/** entry.posted: the audit row keeps a summary, the outbox carries the entry as the API returns it. */
-const postedEvent = (entry: Entry): LedgerEvent => ({
-  organizationId: entry.organizationId,
-  action: 'entry.posted',
-  resourceType: 'journal_entry',
-  resourceId: entry.id,
-  data: { source: entry.source, date: entry.date, totalCents: entry.totalCents, lineCount: entry.lines.length },
-  payload: presentEntry(entry),
-});
 
 /** A posting input checked on its own: its date and its balanced lines, before any account is read. */
 export interface PostingPlan {
@@ -201,14 +187,15 @@ const accountChanged = () => new DomainError('CONFLICT', 'an account changed whi
 
 /**
  * Posts a posting input: plan (the date, the lines, the balance, without the database) -> check (the accounts) ->
- * prepare (ids and timestamps) -> write (`writePosting`: one prepared statement) -> when nothing was written, one
+ * prepare (ids and timestamps) -> write (`writePostings`: one prepared statement) -> when nothing was written, one
  * read says why. The one implementation of posting, for every caller: the posting routes, the scheduled-entry
  * runner and, through `postTransaction`, every domain write that posts.
  *
  * On a pool (the posting routes), the statement is its own transaction: the hot path is one prepared statement and no
  * explicit transaction. It writes the entry, its lines, events, rollup and (with `key`) the key's record, all or
  * nothing, gated on the accounts being postable, on taking the key's advisory lock and on the key having no live
- * record. A crash or a killed connection leaves all of it or none.
+ * record. A crash or a killed connection leaves all of it or none. Postings of one company sent at once share that
+ * statement and its commit (`writePostingInTurn`, posting-batches.ts); each is still answered as it would be alone.
  *
  * When nothing was written, one read says why: the key's live record (replayed, or refused for another body), an
  * account that cannot be posted to (422), or else `busy` (another request holding the key).
@@ -277,12 +264,14 @@ export async function postOnce(
   };
   if (!plan.lines.every((l) => isUuid(l.accountId))) return whyNotWritten();
 
-  // Only a statement that is its own transaction can run again after a failed insert of the key's record.
-  const canRetry = !(db instanceof PgTransaction);
+  // On a pool, the statement is its own transaction: it can run again after a failed insert of the key's record, and
+  // it takes its turn among the company's postings (`writePostingInTurn`). In the caller's transaction, it runs there.
+  const onPool = !(db instanceof PgTransaction);
   for (let attempt = 0; ; attempt++) {
     const body = receiptOf(posting.receipt);
+    const write = { ctx, posting, key: key && { ...key, response: { status: 201, body } } };
     try {
-      const written = await writePosting(db, ctx, posting, key && { ...key, response: { status: 201, body } });
+      const written = onPool ? await writePostingInTurn(db, write) : await writePosting(db, write);
       if (!written) return await whyNotWritten();
       // The register rows' ids join the receipt as the statement stored it for a replay.
       const { bankTransactionIds } = written;
@@ -293,161 +282,10 @@ export async function postOnce(
         receipt: { ...posting.receipt, bankTransactionIds },
       };
     } catch (err) {
-      if (!key || !canRetry || !isKeyTaken(err) || attempt >= 2) throw err;
+      if (!key || !onPool || !isKeyTaken(err) || attempt >= 2) throw err;
       await deleteExpiredRecord(db, key);
       posting = preparePosting(ctx, organizationId, plan);
     }
-  }
-}
-
-/**
- * What a posting is written under when it is idempotent: the key, and the response that a retry with the key
- * replays, stored by the posting statement together with the entry.
- */
-export interface PostingKey extends IdempotencyKey {
-  response: { status: number; body: unknown };
-}
-
-export { idempotencyLockKey };
-
-const p = sql.placeholder;
-const written = sql`exists (select 1 from new_entry)`;
-
-/**
- * The posting statement (see `writePosting`). Its text never changes, whatever the lines or the key: lines come as
- * arrays, the key's fields are null when there is none. So it is prepared once per connection, and each posting
- * sends only its values.
- */
-const postingStatement = preparedStatement<{ written: boolean; bank_transaction_ids: string[] | string }>(
-  'ledger_write_posting',
-  sql`
-    with accounts_ok as (
-      select count(*) = cardinality(${p('accountIds')}::uuid[]) as ok
-      from accounts a
-      join organizations o on o.id = a.organization_id
-      where a.organization_id = ${p('organizationId')} and o.firm_id = ${p('firmId')} and not a.archived
-        and a.id = any(${p('accountIds')}::uuid[])
-        and (${p('accountTypes')}::text[] is null or a.type::text = any(${p('accountTypes')}::text[]))
-    ),
-    gate as (
-      select ok and ${keyIsFreeSql} as go
-      from accounts_ok
-    ),
-    new_entry as (
-      insert into journal_entries
-        (id, organization_id, status, source, entry_date, memo, reference, payee_name, created_at, posted_at,
-         created_by_kind, created_by_id)
-      select ${p('entryId')}, ${p('organizationId')}, 'posted', ${p('source')}, ${p('date')}, ${p('memo')},
-             ${p('reference')}, ${p('payeeName')}, ${p('at')}, ${p('at')}, ${p('actorKind')}, ${p('actorId')}
-      from gate where go
-      returning id
-    ),
-    new_lines as (
-      insert into journal_lines (id, organization_id, entry_id, line_no, account_id, description, amount_cents)
-      select v.id, ${p('organizationId')}, ${p('entryId')}, v.line_no::int, v.account_id, v.description, v.amount_cents
-      from unnest(${p('lineIds')}::uuid[], ${p('lineAccountIds')}::uuid[], ${p('lineDescriptions')}::text[],
-                  ${p('lineAmounts')}::bigint[])
-        with ordinality as v(id, account_id, description, amount_cents, line_no)
-      where ${written}
-      returning account_id, amount_cents
-    ),
-    ${eventCtes(written)},
-    register as (${postingRegisterRowsSql(written)}
-    ),
-    registered as (
-      select coalesce(array_agg(id order by array_position(${p('registerIds')}::uuid[], id)), '{}') as ids
-      from register
-    ),
-    key_record as (
-      ${keyRecordSql(
-        sql`case when cardinality(r.ids) = 0 then '{}'::jsonb
-                 else jsonb_build_object('bankTransactionIds', to_jsonb(r.ids::text[])) end`,
-        sql`registered r`,
-        written,
-      )}
-    ),
-    rollup as (
-      insert into account_daily_balances (organization_id, account_id, day, amount_cents)
-      select ${p('organizationId')}, account_id, ${p('date')}::date, sum(amount_cents)
-      from new_lines
-      group by account_id
-      order by account_id
-      on conflict (organization_id, account_id, day)
-      do update set amount_cents = account_daily_balances.amount_cents + excluded.amount_cents
-    )
-    select ${written} as written, (select ids::text[] from registered) as bank_transaction_ids`,
-);
-
-const BALANCE_SHEET_TYPES: AccountType[] = ['asset', 'liability', 'equity'];
-
-/** A text[] as either driver returns it: an array, or (PGlite, untyped) Postgres's `{a,b}` literal of uuids. */
-function textArray(value: string[] | string | null | undefined): string[] {
-  if (Array.isArray(value)) return value;
-  if (!value || value === '{}') return [];
-  return value.slice(1, -1).split(',');
-}
-
-/**
- * Writes a prepared posting in one statement (one round trip): the entry, its lines, the entry.posted events, with
- * `key` that key's record, and the lines' daily rollup. On a pool rather than in a transaction, that statement is
- * its own transaction. It writes all of it or nothing, and says which. Nothing is written when an account the
- * lines name is not an active account of the organization (or, for a transfer, not a balance-sheet account), or,
- * with `key`, when another request holds the key's advisory lock or the key already has a live record.
- *
- * The database lets a transaction write the lines of the entry it posts, checks the closed period on the entry, and
- * checks the whole entry's balance at commit. The rollup is summed from the lines as stored (the RETURNING of their
- * insert), upserted in (account, day) order so that concurrent postings lock rollup rows in the same order and
- * cannot deadlock. Those rows are the hot rows that concurrent postings to one account wait for, so this statement
- * is the posting's last: their locks are held only until the commit that follows.
- */
-export async function writePosting(
-  db: Executor,
-  ctx: LedgerContext,
-  posting: PreparedPosting,
-  key?: PostingKey,
-): Promise<{ bankTransactionIds: string[] } | null> {
-  const { entry, lines, register } = posting;
-  const at = entry.createdAt.toISOString();
-  const event = eventValues(ctx, postedEvent(entry));
-  try {
-    const [row] = await postingStatement(db, {
-      ...event,
-      accountIds: [...new Set(lines.map((l) => l.accountId))],
-      accountTypes: entry.source === 'transfer' ? BALANCE_SHEET_TYPES : null,
-      firmId: ctx.firmId,
-      organizationId: entry.organizationId,
-      entryId: entry.id,
-      source: entry.source,
-      date: entry.date,
-      memo: entry.memo,
-      reference: entry.reference,
-      payeeName: entry.payeeName,
-      at,
-      actorKind: ctx.actor.kind,
-      actorId: ctx.actor.id,
-      lineIds: entry.lines.map((l) => l.id),
-      lineAccountIds: lines.map((l) => l.accountId),
-      lineDescriptions: lines.map((l) => l.description),
-      lineAmounts: lines.map((l) => l.amountCents),
-      key: key?.key ?? null,
-      lockKey: key ? idempotencyLockKey(key) : null,
-      route: key?.route ?? null,
-      target: key?.target ?? null,
-      formerRoute: key?.formerRoute ?? null,
-      requestHash: key?.requestHash ?? null,
-      responseStatus: key?.response.status ?? null,
-      responseBody: key ? JSON.stringify(key.response.body) : null,
-      retentionHours: key?.retentionHours ?? null,
-      registerIds: register.map((r) => r.id),
-      registerAccountIds: register.map((r) => r.accountId),
-      registerAmounts: register.map((r) => r.amountCents),
-      registerDescription:
-        entry.memo ?? entry.payeeName ?? lines[0]?.description ?? KIND_NAMES[entry.source] ?? entry.source,
-    });
-    if (row?.written !== true) return null;
-    return { bankTransactionIds: textArray(row.bank_transaction_ids) };
-  } catch (err) {
-    rethrowLedgerError(err);
   }
 }
 

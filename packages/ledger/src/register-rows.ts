@@ -14,20 +14,21 @@ export const POSTING_SOURCE_TYPE = 'posting';
 const p = sql.placeholder;
 
 /**
- * The posting statement's CTE body writing the register rows: one per `registerAccountIds` that a bank account of
- * the organization holds, when `written`; returns their ids. Placeholders: organizationId, date, entryId, at,
- * payeeName, registerDescription, registerIds, registerAccountIds, registerAmounts.
+ * The posting statement's CTE body writing the register rows: of the rows of `rows` (n, id, account_id, amount_cents)
+ * whose posting `n` is in `written` (the postings written, with entry_id, entry_date, at, payee_name and
+ * register_description), one per row whose account a bank account of the organization holds; returns their ids.
+ * Placeholder: organizationId.
  */
-export function postingRegisterRowsSql(written: SQL): SQL {
+export function postingRegisterRowsSql(rows: SQL, written: SQL): SQL {
   return sql`
       insert into bank_transactions
         (id, organization_id, bank_account_id, txn_date, amount_cents, description, counterparty, source_type, status,
          journal_entry_id, created_at, updated_at)
-      select v.id, ${p('organizationId')}, b.id, ${p('date')}, v.amount_cents, ${p('registerDescription')},
-             ${p('payeeName')}, ${sql.raw(`'${POSTING_SOURCE_TYPE}'`)}, 'categorized', ${p('entryId')}, ${p('at')}, ${p('at')}
-      from unnest(${p('registerIds')}::uuid[], ${p('registerAccountIds')}::uuid[], ${p('registerAmounts')}::bigint[])
-        as v(id, account_id, amount_cents)
+      select v.id, ${p('organizationId')}, b.id, w.entry_date, v.amount_cents, w.register_description, w.payee_name,
+             ${sql.raw(`'${POSTING_SOURCE_TYPE}'`)}, 'categorized', w.entry_id, w.at, w.at
+      from ${rows} v
+      join ${written} w on w.n = v.n
       join bank_accounts b on b.organization_id = ${p('organizationId')} and b.account_id = v.account_id
-      where ${written}
+      order by v.n, v.ord
       returning id`;
 }

@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import { isDomainError } from '@firm/core';
+import { accounts, API_KEYS, bankAccounts, type Db, organizations, rowsOf } from '@firm/db';
+import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getEntry } from './entries';
+import { postOnce, type PostOnceOutcome } from './posting';
+import type { PostingInput } from './posting-inputs';
+import { createLedgerFixture, type LedgerFixture, rollupMismatches } from './testing';
+
+// Postings sent at once to one pool share statements (see posting-batches.ts). These tests send many at once, so that
+// after the first turns the rest wait and go together, and check that each posting is answered as it would be alone.
+
+let database: TestDatabase;
+let db: Db;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  db = database.db;
+});
+afterAll(() => database.close());
+
+const purchase = (f: LedgerFixture, cents: number, date = '2026-05-04', category = '6300'): PostingInput => ({
+  kind: 'purchase',
+  date,
+  memo: `supplies ${cents}`,
+  sourceAccountId: f.account('1000'),
+  lines: [{ accountId: f.account(category), amountCents: cents }],
+});
+
+const keyOf = (f: LedgerFixture, key = randomUUID()) => ({
+  key,
+  firmId: f.firmId,
+  organizationId: f.orgId,
+  route: API_KEYS,
+  target: 'POST /api/v1/purchases',
+  requestHash: `hash-${key}`,
+  retentionHours: 24,
+});
+
+/** Posts each input at once on the pool, with a key of its own; each outcome, or the error it was refused with. */
+function postAll(f: LedgerFixture, inputs: PostingInput[]): Promise<(PostOnceOutcome | Error)[]> {
+  return Promise.all(
+    inputs.map((input) => postOnce(db, f.ctx, f.orgId, input, { key: keyOf(f) }).catch((err: unknown) => err as Error)),
+  );
+}
+
+/** A response body as stored and replayed: JSON. */
+const asJson = (body: unknown): unknown => JSON.parse(JSON.stringify(body));
+
+const entryIdOf = (outcome: PostOnceOutcome | Error | undefined): string =>
+  (outcome as PostOnceOutcome).receipt?.journalEntryId as string;
+
+/** How many transactions wrote these entries: fewer than the entries when postings shared statements. */
+async function transactionsOf(entryIds: string[]): Promise<number> {
+  const [row] = rowsOf<{ n: number }>(
+    await db.execute(sql`select count(distinct xmin::text)::int as n from journal_entries
+                         where id = any(${`{${entryIds.join(',')}}`}::uuid[])`),
+  );
+  return row?.n ?? 0;
+}
+
+async function countOf(table: string, column: string, ids: string[]): Promise<number> {
+  const [row] = rowsOf<{ n: number }>(
+    await db.execute(
+      sql`select count(*)::int as n from ${sql.identifier(table)}
+          where ${sql.identifier(column)}::text = any(${`{${ids.join(',')}}`}::text[])`,
+    ),
+  );
+  return row?.n ?? 0;
+}
+
+describe('postings sent at once to one company', () => {
+  it('are each written whole, in fewer statements than postings, with the rollup equal to the lines', async () => {
+    const f = await createLedgerFixture(db);
+    const outcomes = await postAll(
+      f,
+      Array.from({ length: 40 }, (_, i) => purchase(f, 100 + i)),
+    );
+    expect(outcomes.every((o) => !(o instanceof Error) && o.status === 201 && !o.replayed)).toBe(true);
+    const ids = outcomes.map(entryIdOf);
+    expect(new Set(ids).size).toBe(40);
+    expect(await transactionsOf(ids)).toBeLessThan(40);
+    for (const [i, id] of ids.entries()) {
+      const entry = await getEntry(db, f.orgId, id);
+      expect(entry.totalCents).toBe(100 + i);
+      expect(entry.memo).toBe(`supplies ${100 + i}`);
+      expect(entry.lines.map((l) => l.debitCents - l.creditCents)).toEqual([100 + i, -(100 + i)]);
+    }
+    expect(await countOf('audit_events', 'resource_id', ids)).toBe(40);
+    const [outbox] = rowsOf<{ n: number }>(
+      await db.execute(sql`select count(*)::int as n from outbox_events
+                           where organization_id = ${f.orgId} and payload->>'id' = any(${`{${ids.join(',')}}`}::text[])`),
+    );
+    expect(outbox?.n).toBe(40);
+    expect(await rollupMismatches(db, f.orgId)).toEqual([]);
+    const [daily] = rowsOf<{ amount_cents: string }>(
+      await db.execute(sql`select amount_cents::text from account_daily_balances
+                           where organization_id = ${f.orgId} and account_id = ${f.account('6300')} and day = '2026-05-04'`),
+    );
+    expect(Number(daily?.amount_cents)).toBe(40 * 100 + (39 * 40) / 2);
+  });
+
+  it('store each key with its own response, which a retry replays', async () => {
+    const f = await createLedgerFixture(db);
+    const keys = Array.from({ length: 20 }, () => keyOf(f));
+    const first = await Promise.all(keys.map((key, i) => postOnce(db, f.ctx, f.orgId, purchase(f, 500 + i), { key })));
+    expect(await transactionsOf(first.map(entryIdOf))).toBeLessThan(20);
+    const again = await Promise.all(keys.map((key, i) => postOnce(db, f.ctx, f.orgId, purchase(f, 500 + i), { key })));
+    for (const [i, outcome] of again.entries()) {
+      expect(outcome.replayed).toBe(true);
+      expect(outcome.body).toEqual(asJson(first[i]?.body));
+    }
+  });
+
+  it('refuse only the posting dated in a closed period; the others are written', async () => {
+    const f = await createLedgerFixture(db);
+    await db.update(organizations).set({ booksClosedThrough: '2026-03-31' }).where(eq(organizations.id, f.orgId));
+    const inputs = Array.from({ length: 30 }, (_, i) => purchase(f, 700 + i, i === 17 ? '2026-03-15' : '2026-04-15'));
+    const outcomes = await postAll(f, inputs);
+    const refused = outcomes[17];
+    expect(isDomainError(refused) && refused.code).toBe('PERIOD_CLOSED');
+    const written = outcomes.filter((_, i) => i !== 17);
+    // The statement that held it failed as a whole, and each of its postings was then written alone.
+    expect(written.every((o) => !(o instanceof Error) && o.status === 201)).toBe(true);
+    const [row] = rowsOf<{ n: number; march: number }>(
+      await db.execute(sql`select count(*)::int as n, count(*) filter (where entry_date < '2026-04-01')::int as march
+                           from journal_entries where organization_id = ${f.orgId}`),
+    );
+    expect(row).toEqual({ n: 29, march: 0 });
+    expect(await rollupMismatches(db, f.orgId)).toEqual([]);
+  });
+
+  it('refuse only the posting that names an archived account or a transfer to an income account', async () => {
+    const f = await createLedgerFixture(db);
+    await db
+      .update(accounts)
+      .set({ archived: true })
+      .where(eq(accounts.id, f.account('6200')));
+    const inputs = Array.from({ length: 20 }, (_, i) => purchase(f, 900 + i));
+    inputs[5] = purchase(f, 905, '2026-05-04', '6200');
+    inputs[12] = {
+      kind: 'transfer',
+      date: '2026-05-04',
+      fromAccountId: f.account('1000'),
+      toAccountId: f.account('4000'),
+      amountCents: 912,
+    };
+    const outcomes = await postAll(f, inputs);
+    expect(isDomainError(outcomes[5]) && outcomes[5].code).toBe('INVALID_ACCOUNT');
+    expect(isDomainError(outcomes[12]) && outcomes[12].code).toBe('INVALID_TRANSFER');
+    const written = outcomes.filter((_, i) => i !== 5 && i !== 12);
+    expect(written.every((o) => !(o instanceof Error) && o.status === 201)).toBe(true);
+    expect(await transactionsOf(written.map(entryIdOf))).toBeLessThan(18);
+    const [row] = rowsOf<{ n: number }>(
+      await db.execute(sql`select count(*)::int as n from journal_entries where organization_id = ${f.orgId}`),
+    );
+    expect(row?.n).toBe(18);
+  });
+
+  it('with one key sent many times at once: one entry, every other answer a replay of it or told to retry', async () => {
+    const f = await createLedgerFixture(db);
+    const key = keyOf(f);
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        postOnce(db, f.ctx, f.orgId, purchase(f, 1234), { key }).catch((err: unknown) => err as Error),
+      ),
+    );
+    const fresh = outcomes.filter((o) => !(o instanceof Error) && !o.replayed) as PostOnceOutcome[];
+    expect(fresh).toHaveLength(1);
+    for (const o of outcomes) {
+      if (o instanceof Error) expect(isDomainError(o) && o.code).toBe('IDEMPOTENCY_IN_PROGRESS');
+      else expect(asJson(o.body)).toEqual(asJson(fresh[0]?.body));
+    }
+    const [row] = rowsOf<{ n: number }>(
+      await db.execute(sql`select count(*)::int as n from journal_entries where organization_id = ${f.orgId}`),
+    );
+    expect(row?.n).toBe(1);
+  });
+
+  it("give each bank-linked posting its own register rows' ids", async () => {
+    const f = await createLedgerFixture(db);
+    await db.insert(bankAccounts).values({ organizationId: f.orgId, accountId: f.account('1000'), name: 'Checking' });
+    const outcomes = await postAll(
+      f,
+      Array.from({ length: 15 }, (_, i) => purchase(f, 300 + i)),
+    );
+    const ids = outcomes.map(entryIdOf);
+    expect(await transactionsOf(ids)).toBeLessThan(15);
+    for (const [i, outcome] of outcomes.entries()) {
+      const receipt = (outcome as PostOnceOutcome).receipt;
+      expect(receipt?.bankTransactionIds).toHaveLength(1);
+      const [row] = rowsOf<{ journal_entry_id: string; amount_cents: string }>(
+        await db.execute(sql`select journal_entry_id, amount_cents::text from bank_transactions
+                             where id = ${receipt?.bankTransactionIds[0] ?? ''}`),
+      );
+      expect(row).toEqual({ journal_entry_id: ids[i], amount_cents: String(-(300 + i)) });
+      expect((outcome as PostOnceOutcome).body).toMatchObject({ bankTransactionIds: receipt?.bankTransactionIds });
+    }
+  });
+
+  it("never put two companies' postings in one statement", async () => {
+    const a = await createLedgerFixture(db);
+    const b = await createLedgerFixture(db);
+    const [fromA, fromB] = await Promise.all([
+      postAll(
+        a,
+        Array.from({ length: 20 }, (_, i) => purchase(a, 10 + i)),
+      ),
+      postAll(
+        b,
+        Array.from({ length: 20 }, (_, i) => purchase(b, 10 + i)),
+      ),
+    ]);
+    const [row] = rowsOf<{ shared: number }>(
+      await db.execute(sql`select count(*)::int as shared from (
+        select xmin::text from journal_entries where organization_id = ${a.orgId}
+        intersect
+        select xmin::text from journal_entries where organization_id = ${b.orgId}) s`),
+    );
+    expect(row?.shared).toBe(0);
+    expect(fromA.every((o) => !(o instanceof Error))).toBe(true);
+    expect(fromB.every((o) => !(o instanceof Error))).toBe(true);
+  });
+});

@@ -1,0 +1,129 @@
+import type { Executor } from '@firm/db';
+import { type PostingWrite, type PostingWritten, writePosting, writePostings } from './posting-statement';
+
+/**
+ * Group commit for the postings a pool writes, one company at a time.
+ *
+ * A company's postings go to the database at most `IN_FLIGHT` statements at a time. A posting that finds a free turn is
+ * written at once, alone, as before; one that arrives while the company's turns are all taken waits, and when a turn
+ * ends, the postings waiting by then are written together in one statement and one commit (`writePostings`). So a quiet
+ * company's posting waits for nothing, and under load the statements carry more postings instead of more statements
+ * queueing for the same rows: every posting of a company updates that company's daily rollup rows (and their monthly
+ * and yearly rows), which a statement of several postings updates once per account and day.
+ *
+ * Each posting is still written whole or not at all, and answered only after the commit that holds it. When a
+ * statement of several postings fails (one posting names a closed period, say, or its key was stored meanwhile),
+ * nothing of it was written, and each of its postings is written again alone, so each gets the answer it would have
+ * had on its own. Two postings under one key never share a statement: the second waits for the next turn.
+ *
+ * Postings of different companies never share a statement, so one company's refusals and rows never touch another's.
+ */
+
+/** Statements in flight per company. */
+const IN_FLIGHT = 2;
+/** The most postings, and lines, one statement carries. A posting with more lines than that is written alone. */
+const MAX_POSTINGS = 50;
+const MAX_LINES = 1000;
+
+interface Waiting {
+  write: PostingWrite;
+  resolve: (written: PostingWritten) => void;
+  reject: (err: unknown) => void;
+}
+
+interface Company {
+  firmId: string;
+  organizationId: string;
+  inFlight: number;
+  waiting: Waiting[];
+}
+
+const companiesOf = new WeakMap<object, Map<string, Company>>();
+
+/**
+ * Writes one posting through its company's turns on the pool `db` (see above): what `writePostings` answers for it,
+ * or the error writing it alone raised.
+ */
+export function writePostingInTurn(db: Executor, write: PostingWrite): Promise<PostingWritten> {
+  let companies = companiesOf.get(db);
+  if (!companies) {
+    companies = new Map();
+    companiesOf.set(db, companies);
+  }
+  const { firmId } = write.ctx;
+  const { organizationId } = write.posting.entry;
+  const id = `${firmId}/${organizationId}`;
+  let company = companies.get(id);
+  if (!company) {
+    company = { firmId, organizationId, inFlight: 0, waiting: [] };
+    companies.set(id, company);
+  }
+  const promise = new Promise<PostingWritten>((resolve, reject) => {
+    (company as Company).waiting.push({ write, resolve, reject });
+  });
+  startTurns(db, companies, id, company);
+  return promise;
+}
+
+function startTurns(db: Executor, companies: Map<string, Company>, id: string, company: Company): void {
+  while (company.inFlight < IN_FLIGHT && company.waiting.length > 0) {
+    const batch = takeBatch(company);
+    company.inFlight++;
+    void writeBatch(db, company, batch).finally(() => {
+      company.inFlight--;
+      if (company.inFlight === 0 && company.waiting.length === 0) companies.delete(id);
+      else startTurns(db, companies, id, company);
+    });
+  }
+}
+
+/** The next statement's postings: the longest waiting first, without two of one key, within the limits. */
+function takeBatch(company: Company): Waiting[] {
+  const batch: Waiting[] = [];
+  const keys = new Set<string>();
+  const rest: Waiting[] = [];
+  let lines = 0;
+  for (const waiting of company.waiting) {
+    const { key, posting } = waiting.write;
+    const lockKey = key ? `${key.route}|${key.key}` : null;
+    const fits =
+      batch.length === 0 ||
+      (batch.length < MAX_POSTINGS &&
+        lines + posting.lines.length <= MAX_LINES &&
+        (lockKey === null || !keys.has(lockKey)));
+    if (!fits) {
+      rest.push(waiting);
+      continue;
+    }
+    batch.push(waiting);
+    lines += posting.lines.length;
+    if (lockKey !== null) keys.add(lockKey);
+  }
+  company.waiting = rest;
+  return batch;
+}
+
+async function writeBatch(db: Executor, company: Company, batch: Waiting[]): Promise<void> {
+  const writeAlone = async ({ write, resolve, reject }: Waiting) => {
+    try {
+      resolve(await writePosting(db, write));
+    } catch (err) {
+      reject(err);
+    }
+  };
+  if (batch.length === 1) return writeAlone(batch[0] as Waiting);
+  let written: PostingWritten[];
+  try {
+    written = await writePostings(
+      db,
+      company.firmId,
+      company.organizationId,
+      batch.map((w) => w.write),
+    );
+  } catch {
+    // Nothing of the statement was written; each posting alone gets its own answer.
+    for (const waiting of batch) await writeAlone(waiting);
+    return;
+  }
+  batch.forEach((waiting, i) => waiting.resolve(written[i] ?? null));
+}
