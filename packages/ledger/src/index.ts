@@ -60,6 +60,7 @@ export type { OpeningBalancesInput } from './opening-balances';
 export { getBookSettings, setBooksClosedThrough, setFiscalYearStartMonth } from './periods';
 export { postEntry, postOnce, postTransaction, voidEntry } from './posting';
 export type { PostingReceipt } from './posting';
+export { type PostingStatementStats, postingStatementStats } from './posting-batches';
 export type { DocumentEntryKind, PostingInput } from './posting-inputs';
 export { balanceSheet, cashFlowStatement, monthlyTrend, profitAndLoss, trialBalance } from './reports';
 export type {

@@ -40,6 +40,28 @@ interface Company {
 
 const companiesOf = new WeakMap<object, Map<string, Company>>();
 
+/** What a pool's posting statements have carried since the process started (the metrics read it). */
+export interface PostingStatementStats {
+  /** Posting statements run. */
+  statements: number;
+  /** Postings they carried (postings ÷ statements is the mean a statement carried; a split one's count again alone). */
+  postings: number;
+  /** Statements of several postings that failed, whose postings were then written alone. */
+  splits: number;
+}
+
+const statsOf = new WeakMap<object, PostingStatementStats>();
+
+/** The posting statements run through `writePostingInTurn` on the pool `db` so far. */
+export function postingStatementStats(db: Executor): PostingStatementStats {
+  let stats = statsOf.get(db);
+  if (!stats) {
+    stats = { statements: 0, postings: 0, splits: 0 };
+    statsOf.set(db, stats);
+  }
+  return stats;
+}
+
 /**
  * Writes one posting through its company's turns on the pool `db` (see above): what `writePostings` answers for it,
  * or the error writing it alone raised.
@@ -104,7 +126,10 @@ function takeBatch(company: Company): Waiting[] {
 }
 
 async function writeBatch(db: Executor, company: Company, batch: Waiting[]): Promise<void> {
+  const stats = postingStatementStats(db);
   const writeAlone = async ({ write, resolve, reject }: Waiting) => {
+    stats.statements++;
+    stats.postings++;
     try {
       resolve(await writePosting(db, write));
     } catch (err) {
@@ -113,6 +138,8 @@ async function writeBatch(db: Executor, company: Company, batch: Waiting[]): Pro
   };
   if (batch.length === 1) return writeAlone(batch[0] as Waiting);
   let written: PostingWritten[];
+  stats.statements++;
+  stats.postings += batch.length;
   try {
     written = await writePostings(
       db,
@@ -122,6 +149,7 @@ async function writeBatch(db: Executor, company: Company, batch: Waiting[]): Pro
     );
   } catch {
     // Nothing of the statement was written; each posting alone gets its own answer.
+    stats.splits++;
     for (const waiting of batch) await writeAlone(waiting);
     return;
   }

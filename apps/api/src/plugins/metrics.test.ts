@@ -81,6 +81,33 @@ describe('GET /metrics', () => {
     expect(sample(text, 'rate_limit_refusals_total')).toBeGreaterThanOrEqual(1);
   });
 
+  it('counts the posting statements and the postings they carried', async () => {
+    const before = await scrape();
+    const url = `/api/v1/companies/${t.orgId}/purchases`;
+    const posted = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        t.app.inject({
+          method: 'POST',
+          url,
+          headers: { ...t.auth, 'idempotency-key': `metrics-batch-${i}` },
+          payload: {
+            date: '2026-05-02',
+            sourceAccountId: t.account('1000'),
+            amountCents: 100 + i,
+            categoryAccountId: t.account('6300'),
+          },
+        }),
+      ),
+    );
+    expect(posted.map((r) => r.statusCode)).toEqual(Array(12).fill(201));
+    const after = await scrape();
+    const delta = (name: string) => (sample(after, name) ?? 0) - (sample(before, name) ?? 0);
+    expect(delta('posting_statement_postings_total')).toBe(12);
+    expect(delta('posting_statements_total')).toBeGreaterThanOrEqual(1);
+    expect(delta('posting_statements_total')).toBeLessThanOrEqual(12);
+    expect(delta('posting_statement_splits_total')).toBe(0);
+  });
+
   it('is served without a token on METRICS_PORT, and only there', async () => {
     const server = t.app.metricsServer;
     expect(server).toBeDefined();

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
+import { type PostingStatementStats, postingStatementStats } from '@firm/ledger';
 import { outboxLagSeconds } from '@firm/webhooks';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
@@ -98,6 +99,28 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
       }
     },
   });
+  // What the process's pool wrote its postings in (packages/ledger/src/posting-batches.ts), read at each scrape.
+  const postingCounter = (name: string, help: string, read: (stats: PostingStatementStats) => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read(postingStatementStats(database.db)));
+      },
+    });
+  postingCounter('posting_statements_total', 'Posting statements run by this process', (s) => s.statements);
+  postingCounter(
+    'posting_statement_postings_total',
+    'Postings those statements carried (÷ posting_statements_total: postings per statement)',
+    (s) => s.postings,
+  );
+  postingCounter(
+    'posting_statement_splits_total',
+    'Statements of several postings that failed, whose postings were then written one by one',
+    (s) => s.splits,
+  );
   new Gauge({
     name: 'database_up',
     help: '1 while the database answers and is migrated, else 0',
