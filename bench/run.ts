@@ -50,6 +50,37 @@ function peakRssMb(pid: number): number {
   return kb / 1024;
 }
 
+/** CPU seconds used so far by the whole machine (every process, user and system) and by one process. */
+function cpuSeconds(pid: number): { machine: number; process: number } {
+  const ticks = 100; // USER_HZ, 100 on Linux
+  const [, ...fields] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/);
+  // user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
+  const busy = fields.slice(0, 8).reduce((sum, v, i) => (i === 3 || i === 4 ? sum : sum + Number(v)), 0);
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const [utime, stime] = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .slice(11, 13)
+    .map(Number);
+  return { machine: busy / ticks, process: ((utime ?? 0) + (stime ?? 0)) / ticks };
+}
+
+/** Runs `load` and adds the CPU milliseconds per operation it cost the machine and the process `pid`. */
+async function withCpu(
+  pid: number,
+  load: () => Promise<LoadResult>,
+): Promise<LoadResult & { cpu: { machine: number; process: number } }> {
+  const before = cpuSeconds(pid);
+  const result = await load();
+  const after = cpuSeconds(pid);
+  const ops = result.rps * DURATION_S;
+  const perOp = (s: number) => (ops > 0 ? (s * 1000) / ops : 0);
+  return {
+    ...result,
+    cpu: { machine: perOp(after.machine - before.machine), process: perOp(after.process - before.process) },
+  };
+}
+
 interface LoadResult {
   rps: number;
   p50: number;
@@ -256,9 +287,10 @@ async function main() {
       // Each side starts from a vacuumed database with current planner statistics, as autovacuum keeps a live one
       // (a run is shorter than its naptime): none inherits another's dead rollup row versions.
       await database.db.execute(sql`vacuum analyze`);
-      const http = await httpLoad(started.base, headers, body, c);
+      const serverPid = started.child.pid as number;
+      const http = await withCpu(serverPid, () => httpLoad(started.base, headers, body, c));
       await database.db.execute(sql`vacuum analyze`);
-      const plain = await sqlLoad(url, orgA.id, debit, credit, c);
+      const plain = await withCpu(serverPid, () => sqlLoad(url, orgA.id, debit, credit, c));
       await statementLoad(statementPool, demo.firmId, orgA.id, body, c); // warm-up
       await database.db.execute(sql`vacuum analyze`);
       const statement = await statementLoad(statementPool, demo.firmId, orgA.id, body, c);
@@ -267,7 +299,9 @@ async function main() {
           `plain SQL ${fmt(plain.rps)} tx/s p50 ${fmt(plain.p50)} ms p99 ${fmt(plain.p99)} ms | ratio ${fmt(http.rps / plain.rps, 2)}\n` +
           `posting c=${c}: its own statement (postOnce from this process, pool of ${POOL_MAX}) ${fmt(statement.rps)} /s ` +
           `p50 ${fmt(statement.p50)} ms p99 ${fmt(statement.p99)} ms (errors ${statement.errors}) | ` +
-          `route ÷ statement ${fmt(http.rps / statement.rps, 2)} (goal at least ${STATEMENT_RATIO_GOAL})\n`,
+          `route ÷ statement ${fmt(http.rps / statement.rps, 2)} (goal at least ${STATEMENT_RATIO_GOAL})\n` +
+          `posting c=${c}: CPU per posting, whole machine (server, Postgres, load): route ${fmt(http.cpu.machine, 2)} ms ` +
+          `(of which the server ${fmt(http.cpu.process, 2)} ms) | plain SQL ${fmt(plain.cpu.machine, 2)} ms\n`,
       );
       // The kernel's high-water mark: the peak through this level and those before it.
       process.stdout.write(

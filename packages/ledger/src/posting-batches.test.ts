@@ -200,6 +200,23 @@ describe('postings sent at once to one company', () => {
     }
   });
 
+  it('of two dates go in statements of one date each', async () => {
+    const f = await createLedgerFixture(db);
+    const outcomes = await postAll(
+      f,
+      Array.from({ length: 30 }, (_, i) => purchase(f, 50 + i, i % 2 === 0 ? '2026-06-01' : '2026-06-02')),
+    );
+    expect(outcomes.every((o) => !(o instanceof Error) && o.status === 201)).toBe(true);
+    expect(await transactionsOf(outcomes.map(entryIdOf))).toBeLessThan(30);
+    const [row] = rowsOf<{ mixed: number }>(
+      await db.execute(sql`select count(*)::int as mixed from (
+        select xmin::text from journal_entries where organization_id = ${f.orgId}
+        group by xmin::text having count(distinct entry_date) > 1) s`),
+    );
+    expect(row?.mixed).toBe(0);
+    expect(await rollupMismatches(db, f.orgId)).toEqual([]);
+  });
+
   it("never put two companies' postings in one statement", async () => {
     const a = await createLedgerFixture(db);
     const b = await createLedgerFixture(db);
