@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { isDomainError } from '@firm/core';
 import { accounts, API_KEYS, bankAccounts, type Db, organizations, rowsOf } from '@firm/db';
 import { createTestDatabase, type TestDatabase } from '@firm/db/testing';
@@ -215,6 +216,54 @@ describe('postings sent at once to one company', () => {
     );
     expect(row?.mixed).toBe(0);
     expect(await rollupMismatches(db, f.orgId)).toEqual([]);
+  });
+
+  it('whose statement loses its connection are each refused, and none is written again', async () => {
+    if (!database.url) return; // pg_terminate_backend needs a real server
+    const f = await createLedgerFixture(db);
+    // A first posting creates the day's rollup rows; a second connection then holds one of them, so each statement
+    // after it waits on that row until its connection is cut.
+    await postOnce(db, f.ctx, f.orgId, purchase(f, 1), { key: keyOf(f) });
+    const blocker = new pg.Client({ connectionString: database.url });
+    await blocker.connect();
+    const cutWaitingStatement = async () => {
+      for (let i = 0; i < 200; i++) {
+        const { rows } = await blocker.query<{ pid: number }>(
+          `select pid from pg_stat_activity
+           where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+        );
+        if (rows[0]) {
+          await blocker.query('select pg_terminate_backend($1)', [rows[0].pid]);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error('no statement waited on the rollup row');
+    };
+    try {
+      await blocker.query('begin');
+      await blocker.query(
+        `select 1 from account_daily_balances where organization_id = $1 and account_id = $2 and day = '2026-05-04'
+         for update`,
+        [f.orgId, f.account('1000')],
+      );
+      // The first goes alone and waits; the other nine wait for it, then go together and wait in their turn.
+      const pending = postAll(
+        f,
+        Array.from({ length: 10 }, (_, i) => purchase(f, 2000 + i)),
+      );
+      await cutWaitingStatement();
+      await cutWaitingStatement();
+      const outcomes = await pending;
+      await blocker.query('rollback');
+      expect(outcomes.every((o) => o instanceof Error && !isDomainError(o))).toBe(true);
+      const [row] = rowsOf<{ n: number }>(
+        await db.execute(sql`select count(*)::int as n from journal_entries where organization_id = ${f.orgId}`),
+      );
+      expect(row?.n).toBe(1);
+    } finally {
+      await blocker.end();
+    }
   });
 
   it("never put two companies' postings in one statement", async () => {

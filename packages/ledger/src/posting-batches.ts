@@ -1,4 +1,5 @@
-import type { Executor } from '@firm/db';
+import { isDomainError } from '@firm/core';
+import { type Executor, pgErrorOf } from '@firm/db';
 import { type PostingWrite, type PostingWritten, writePosting, writePostings } from './posting-statement';
 
 /**
@@ -11,10 +12,11 @@ import { type PostingWrite, type PostingWritten, writePosting, writePostings } f
  * statements queueing for the same rows: every posting of a company updates that company's daily rollup rows (and their monthly
  * and yearly rows), which a statement of several postings updates once per account and day.
  *
- * Each posting is still written whole or not at all, and answered only after the commit that holds it. When a
- * statement of several postings fails (one posting names a closed period, say, or its key was stored meanwhile),
- * nothing of it was written, and each of its postings is written again alone, so each gets the answer it would have
- * had on its own. Two postings under one key never share a statement: the second waits for the next turn. Nor do
+ * Each posting is still written whole or not at all, and answered only after the commit that holds it. When the
+ * database refuses a statement of several postings (one posting names a closed period, say, or its key was stored
+ * meanwhile), nothing of it was written, and each of its postings is written again alone, so each gets the answer it
+ * would have had on its own. When the connection fails under it, each gets that error, as it would have alone: the
+ * statement may have committed, so none is written again. Two postings under one key never share a statement: the second waits for the next turn. Nor do
  * postings of different dates (see `takeBatch`).
  *
  * Postings of different companies never share a statement, so one company's refusals and rows never touch another's.
@@ -159,11 +161,27 @@ async function writeBatch(db: Executor, company: Company, batch: Waiting[]): Pro
       company.organizationId,
       batch.map((w) => w.write),
     );
-  } catch {
+  } catch (err) {
+    if (!refusedWhole(err)) {
+      // The connection failed under the statement: it may have committed, so no posting of it is written again.
+      for (const waiting of batch) waiting.reject(err);
+      return;
+    }
     // Nothing of the statement was written; each posting alone gets its own answer.
     stats.splits++;
     for (const waiting of batch) await writeAlone(waiting);
     return;
   }
   batch.forEach((waiting, i) => waiting.resolve(written[i] ?? null));
+}
+
+/**
+ * Whether the database answered the statement with an error, so that it was rolled back whole: a ledger rule's
+ * refusal, or any other error it reported but those of a connection lost or shut down (classes 08 and 57P), after which
+ * the statement may have committed without its answer arriving. Only then are its postings written again.
+ */
+function refusedWhole(err: unknown): boolean {
+  if (isDomainError(err)) return true;
+  const code = pgErrorOf(err)?.code;
+  return code !== undefined && !code.startsWith('08') && !code.startsWith('57P');
 }
