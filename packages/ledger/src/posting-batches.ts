@@ -1,5 +1,5 @@
 import { isDomainError } from '@firm/core';
-import { type Executor, pgErrorOf } from '@firm/db';
+import { type Executor, isConnectionLost } from '@firm/db';
 import { type PostingWrite, type PostingWritten, writePosting, writePostings } from './posting-statement';
 
 /**
@@ -20,6 +20,8 @@ import { type PostingWrite, type PostingWritten, writePosting, writePostings } f
  * postings of different dates (see `takeBatch`).
  *
  * Postings of different companies never share a statement, so one company's refusals and rows never touch another's.
+ * A statement that waits long (on a lock another transaction holds) lets the company's next ones start beside it, a
+ * few at most (`SLOW_STATEMENT_MS`).
  */
 
 /**
@@ -28,6 +30,13 @@ import { type PostingWrite, type PostingWritten, writePosting, writePostings } f
  * statement carrying what waited wrote the most postings for the least CPU, at both concurrencies.
  */
 const IN_FLIGHT = 1;
+/**
+ * A statement under way longer than this (waiting on a lock another transaction holds, say) lets the next one start
+ * beside it, and so on up to `MAX_IN_FLIGHT`: a posting whose rows are free is not held up for long by one that waits.
+ * The bench's statements take a few milliseconds.
+ */
+const SLOW_STATEMENT_MS = 100;
+const MAX_IN_FLIGHT = 4;
 /** The most postings, and lines, one statement carries. A posting with more lines than that is written alone. */
 const MAX_POSTINGS = 50;
 const MAX_LINES = 1000;
@@ -42,6 +51,10 @@ interface Company {
   firmId: string;
   organizationId: string;
   inFlight: number;
+  /** Statements that may be in flight now: `IN_FLIGHT`, more while statements are slow. */
+  allowed: number;
+  /** Raises `allowed` once a statement has been under way `SLOW_STATEMENT_MS` with postings waiting. */
+  slowTimer: NodeJS.Timeout | undefined;
   waiting: Waiting[];
 }
 
@@ -84,7 +97,7 @@ export function writePostingInTurn(db: Executor, write: PostingWrite): Promise<P
   const id = `${firmId}/${organizationId}`;
   let company = companies.get(id);
   if (!company) {
-    company = { firmId, organizationId, inFlight: 0, waiting: [] };
+    company = { firmId, organizationId, inFlight: 0, allowed: IN_FLIGHT, slowTimer: undefined, waiting: [] };
     companies.set(id, company);
   }
   const promise = new Promise<PostingWritten>((resolve, reject) => {
@@ -95,23 +108,37 @@ export function writePostingInTurn(db: Executor, write: PostingWrite): Promise<P
 }
 
 function startTurns(db: Executor, companies: Map<string, Company>, id: string, company: Company): void {
-  while (company.inFlight < IN_FLIGHT && company.waiting.length > 0) {
+  while (company.inFlight < company.allowed && company.waiting.length > 0) {
     const batch = takeBatch(company);
     company.inFlight++;
+    clearTimeout(company.slowTimer);
+    company.slowTimer = undefined;
     void writeBatch(db, company, batch).finally(() => {
       company.inFlight--;
+      // A statement ended, so none is stuck for good: back to the usual turns as the others end.
+      company.allowed = Math.max(IN_FLIGHT, company.inFlight);
+      clearTimeout(company.slowTimer);
+      company.slowTimer = undefined;
       if (company.inFlight === 0 && company.waiting.length === 0) companies.delete(id);
       else startTurns(db, companies, id, company);
     });
+  }
+  if (company.waiting.length > 0 && company.slowTimer === undefined && company.allowed < MAX_IN_FLIGHT) {
+    company.slowTimer = setTimeout(() => {
+      company.slowTimer = undefined;
+      company.allowed++;
+      startTurns(db, companies, id, company);
+    }, SLOW_STATEMENT_MS);
+    company.slowTimer.unref();
   }
 }
 
 /**
  * The next statement's postings: the longest waiting first, and those after it of the same date, without two of one
- * key, within the limits. One date per statement keeps its rollup locks in the order a single posting takes them:
- * each account's daily row, then its monthly and yearly rows, accounts in order. A statement holding two days of one
- * month would lock the first day's monthly row before the second day's daily row, which a posting of that second day
- * takes in the other order: a deadlock.
+ * key, within the limits. One date per statement keeps its rollup locks in the order a single posting's take: its
+ * daily rows in (account, day) order, then, as each daily row's trigger fires, that account's monthly row and yearly
+ * row. A statement with two months of one account would lock that year's row before its second month's row, which a
+ * posting of that second month takes the other way round: a deadlock. One date is the simplest rule that rules it out.
  */
 function takeBatch(company: Company): Waiting[] {
   const batch: Waiting[] = [];
@@ -177,11 +204,17 @@ async function writeBatch(db: Executor, company: Company, batch: Waiting[]): Pro
 
 /**
  * Whether the database answered the statement with an error, so that it was rolled back whole: a ledger rule's
- * refusal, or any other error it reported but those of a connection lost or shut down (classes 08 and 57P), after which
- * the statement may have committed without its answer arriving. Only then are its postings written again.
+ * refusal, or an error the server reported at severity ERROR (not FATAL, after which the session is gone) for a
+ * connection that still stands. After anything else (a connection lost or shut down, a socket error) the statement
+ * may have committed without its answer arriving, so its postings are not written again.
  */
 function refusedWhole(err: unknown): boolean {
   if (isDomainError(err)) return true;
-  const code = pgErrorOf(err)?.code;
-  return code !== undefined && !code.startsWith('08') && !code.startsWith('57P');
+  let current: unknown = err;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const e = current as { severity?: unknown; cause?: unknown };
+    if (typeof e.severity === 'string') return e.severity === 'ERROR' && !isConnectionLost(current);
+    current = e.cause;
+  }
+  return false;
 }

@@ -104,7 +104,9 @@ describe('GET /metrics', () => {
     const delta = (name: string) => (sample(after, name) ?? 0) - (sample(before, name) ?? 0);
     expect(delta('posting_statement_postings_total')).toBe(12);
     expect(delta('posting_statements_total')).toBeGreaterThanOrEqual(1);
-    expect(delta('posting_statements_total')).toBeLessThanOrEqual(12);
+    // Sent at once, they shared statements (the embedded database answers one request's statements at a time, so
+    // there the requests reach the posting one by one).
+    if (t.database.kind === 'postgres') expect(delta('posting_statements_total')).toBeLessThan(12);
     expect(delta('posting_statement_splits_total')).toBe(0);
   });
 
