@@ -17,10 +17,10 @@ export interface LedgerEvent {
 
 /**
  * The audit row and the outbox row of a change as two data-modifying CTEs (`audit_event`, `outbox_event`) whose
- * values are placeholders that `eventValues` fills, for a prepared statement that also writes the change itself:
- * one round trip for all of it. They are written only where `when` holds (the change itself was written).
+ * values are placeholders that `eventValues` fills: one statement, one round trip, for both. (The posting statement
+ * writes its postings' events itself, one pair per posting.)
  */
-export function eventCtes(when: SQL = sql`true`): SQL {
+function eventCtes(): SQL {
   const p = sql.placeholder;
   return sql`
     audit_event as (
@@ -29,18 +29,16 @@ export function eventCtes(when: SQL = sql`true`): SQL {
       select ${p('eventAuditId')}, ${p('eventFirmId')}, ${p('eventOrganizationId')}, ${p('eventActorKind')},
              ${p('eventActorId')}, ${p('eventAction')}, ${p('eventResourceType')}, ${p('eventResourceId')},
              ${p('eventRequestId')}, ${p('eventData')}::jsonb, ${p('eventAt')}
-      where ${when}
     ),
     outbox_event as (
       insert into outbox_events (id, firm_id, organization_id, type, payload, created_at)
       select ${p('eventOutboxId')}, ${p('eventFirmId')}, ${p('eventOrganizationId')}, ${p('eventAction')},
              ${p('eventPayload')}::jsonb, ${p('eventAt')}
-      where ${when}
     )`;
 }
 
 /** The values of `eventCtes` for one event. */
-export function eventValues(ctx: LedgerContext, event: LedgerEvent): StatementValues {
+function eventValues(ctx: LedgerContext, event: LedgerEvent): StatementValues {
   return {
     eventAuditId: newId(),
     eventOutboxId: newId(),
