@@ -31,7 +31,8 @@ pooled=$(node -e 'const u = new URL(process.argv[1]); u.hostname = "127.0.0.1"; 
 echo "through pgbouncer on 127.0.0.1:$port (transaction mode)"
 DATABASE_MIGRATION_URL="$DATABASE_URL" DATABASE_URL="$pooled" DATABASE_POOL_MODE=transaction npx vitest run \
   packages/db/src/connection.test.ts \
-  packages/ledger/src/posting.test.ts packages/ledger/src/entries.test.ts apps/api/src/routes/entries/entries.test.ts \
+  packages/ledger/src/posting.test.ts packages/ledger/src/posting-batches.test.ts packages/ledger/src/entries.test.ts \
+  apps/api/src/routes/entries/entries.test.ts \
   packages/db/src/idempotency.test.ts apps/api/src/plugins/idempotency.test.ts packages/identity/src/api-keys.test.ts \
   packages/gateway/src/audit.test.ts packages/gateway/src/service.test.ts apps/api/src/routes/gateway/gateway.test.ts \
   packages/banking/src/banking.test.ts packages/banking/src/feeds/feeds.test.ts \
