@@ -1,5 +1,5 @@
 import { isDomainError } from '@firm/core';
-import { type Executor, isConnectionLost } from '@firm/db';
+import { type Executor, idempotencyLockKey, isConnectionLost } from '@firm/db';
 import { type PostingWrite, type PostingWritten, writePosting, writePostings } from './posting-statement';
 
 /**
@@ -134,10 +134,10 @@ function startTurns(db: Executor, companies: Map<string, Company>, id: string, c
 }
 
 /**
- * The next statement's postings: the longest waiting first, and those after it of the same date, without two of one
- * key, within the limits. One date per statement keeps its rollup locks in the order a single posting's take: its
- * daily rows in (account, day) order, then, as each daily row's trigger fires, that account's monthly row and yearly
- * row. A statement with two months of one account would lock that year's row before its second month's row, which a
+ * The next statement's postings: the longest waiting first, and those after it of the same date, without two that
+ * take one advisory lock (one key), within the limits. One date per statement keeps its rollup locks in the order a
+ * single posting's take: its daily rows in (account, day) order, then, as each daily row's trigger fires, that
+ * account's monthly row and yearly row. A statement with two months of one account would lock that year's row before its second month's row, which a
  * posting of that second month takes the other way round: a deadlock. One date is the simplest rule that rules it out.
  */
 function takeBatch(company: Company): Waiting[] {
@@ -147,7 +147,7 @@ function takeBatch(company: Company): Waiting[] {
   let lines = 0;
   for (const waiting of company.waiting) {
     const { key, posting } = waiting.write;
-    const lockKey = key ? `${key.route}|${key.key}` : null;
+    const lockKey = key ? idempotencyLockKey(key) : null;
     const fits =
       batch.length === 0 ||
       (batch.length < MAX_POSTINGS &&

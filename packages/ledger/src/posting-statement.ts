@@ -1,4 +1,4 @@
-import { newId } from '@firm/core';
+import { ACCOUNT_TYPES, isBalanceSheetType, newId } from '@firm/core';
 import {
   type Executor,
   type IdempotencyKey,
@@ -45,8 +45,8 @@ const p = sql.placeholder;
  * its values.
  *
  * Each posting is written whole or not at all, on its own gate: every account its lines name is an active account of
- * the organization (for a transfer, a balance-sheet one), and, with a key, this statement takes the key's advisory
- * lock and the key has no live record. The entries are inserted first; everything else is written from their
+ * the organization (of its `account_types` when given: a transfer's are the balance-sheet ones), and, with a key, this
+ * statement takes the key's advisory lock and the key has no live record. The entries are inserted first; everything else is written from their
  * RETURNING (`written`), so a line's trigger finds its entry, and nothing of a gated-out posting is written.
  */
 const postingsStatement = preparedStatement<{ n: number; written: boolean; bank_transaction_ids: string[] | string }>(
@@ -55,7 +55,7 @@ const postingsStatement = preparedStatement<{ n: number; written: boolean; bank_
     with posting as (
       select * from jsonb_to_recordset(${p('postings')}::jsonb) as x(
         n int, entry_id uuid, source entry_source, entry_date date, memo text, reference text, payee_name text,
-        at timestamptz, actor_kind text, actor_id text, balance_sheet_only boolean,
+        at timestamptz, actor_kind text, actor_id text, account_types text[], action text, resource_type text,
         key text, lock_key text, route text, former_route text, target text, request_hash text,
         response_status int, response_body jsonb, retention_hours int,
         audit_id uuid, outbox_id uuid, request_id text, event_data jsonb, event_payload jsonb,
@@ -74,7 +74,7 @@ const postingsStatement = preparedStatement<{ n: number; written: boolean; bank_
       join posting s on s.n = l.n
       left join accounts a
         on a.organization_id = ${p('organizationId')} and a.id = l.account_id and not a.archived
-        and (not s.balance_sheet_only or a.type::text in ('asset', 'liability', 'equity'))
+        and (s.account_types is null or a.type::text = any(s.account_types))
       where exists (select 1 from organizations o where o.id = ${p('organizationId')} and o.firm_id = ${p('firmId')})
       group by l.n
       having bool_and(a.id is not null)
@@ -110,14 +110,14 @@ const postingsStatement = preparedStatement<{ n: number; written: boolean; bank_
     audit_event as (
       insert into audit_events
         (id, firm_id, organization_id, actor_kind, actor_id, action, resource_type, resource_id, request_id, data, created_at)
-      select w.audit_id, ${p('firmId')}, ${p('organizationId')}, w.actor_kind, w.actor_id, 'entry.posted', 'journal_entry',
+      select w.audit_id, ${p('firmId')}, ${p('organizationId')}, w.actor_kind, w.actor_id, w.action, w.resource_type,
              w.entry_id::text, w.request_id, w.event_data, w.at
       from written w
       order by w.n
     ),
     outbox_event as (
       insert into outbox_events (id, firm_id, organization_id, type, payload, created_at)
-      select w.outbox_id, ${p('firmId')}, ${p('organizationId')}, 'entry.posted', w.event_payload, w.at
+      select w.outbox_id, ${p('firmId')}, ${p('organizationId')}, w.action, w.event_payload, w.at
       from written w
       order by w.n
     ),
@@ -152,6 +152,9 @@ const postingsStatement = preparedStatement<{ n: number; written: boolean; bank_
     left join registered g on g.n = s.n
     order by s.n`,
 );
+
+/** The account types a transfer may move money between. */
+const BALANCE_SHEET_TYPES = ACCOUNT_TYPES.filter(isBalanceSheetType);
 
 /** A text[] as either driver returns it: an array, or (PGlite, untyped) Postgres's `{a,b}` literal of uuids. */
 function textArray(value: string[] | string | null | undefined): string[] {
@@ -208,7 +211,7 @@ export async function writePostings(
       at: entry.createdAt.toISOString(),
       actor_kind: ctx.actor.kind,
       actor_id: ctx.actor.id,
-      balance_sheet_only: entry.source === 'transfer',
+      account_types: entry.source === 'transfer' ? BALANCE_SHEET_TYPES : null,
       key: key?.key ?? null,
       lock_key: key ? idempotencyLockKey(key) : null,
       route: key?.route ?? null,
@@ -218,6 +221,8 @@ export async function writePostings(
       response_status: key?.response.status ?? null,
       response_body: key?.response.body ?? null,
       retention_hours: key?.retentionHours ?? null,
+      action: event.action,
+      resource_type: event.resourceType,
       audit_id: newId(),
       outbox_id: newId(),
       request_id: ctx.requestId ?? null,
