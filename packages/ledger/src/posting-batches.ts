@@ -134,11 +134,12 @@ function startTurns(db: Executor, companies: Map<string, Company>, id: string, c
 }
 
 /**
- * The next statement's postings: the longest waiting first, and those after it of the same date, without two that
- * take one advisory lock (one key), within the limits. One date per statement keeps its rollup locks in the order a
- * single posting's take: its daily rows in (account, day) order, then, as each daily row's trigger fires, that
- * account's monthly row and yearly row. A statement with two months of one account would lock that year's row before its second month's row, which a
- * posting of that second month takes the other way round: a deadlock. One date is the simplest rule that rules it out.
+ * The next statement's postings: the longest waiting first, and those after it of the same date, without two that take
+ * one advisory lock (one key), within the limits. One date per statement keeps its rollup locks in the order a single
+ * posting's take: its daily rows in (account, day) order, then, as each daily row's trigger fires, that account's
+ * monthly row and yearly row. A statement with two months of one account would lock that year's row before its second
+ * month's row, which a posting of that second month takes the other way round: a deadlock. One date is the simplest
+ * rule that rules it out.
  */
 function takeBatch(company: Company): Waiting[] {
   const batch: Waiting[] = [];

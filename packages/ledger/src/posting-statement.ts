@@ -46,8 +46,9 @@ const p = sql.placeholder;
  *
  * Each posting is written whole or not at all, on its own gate: every account its lines name is an active account of
  * the organization (of its `account_types` when given: a transfer's are the balance-sheet ones), and, with a key, this
- * statement takes the key's advisory lock and the key has no live record. The entries are inserted first; everything else is written from their
- * RETURNING (`written`), so a line's trigger finds its entry, and nothing of a gated-out posting is written.
+ * statement takes the key's advisory lock and the key has no live record. The entries are inserted first; everything
+ * else is written from their RETURNING (`written`), so a line's trigger finds its entry, and nothing of a gated-out
+ * posting is written.
  */
 const postingsStatement = preparedStatement<{ n: number; written: boolean; bank_transaction_ids: string[] | string }>(
   'ledger_write_postings',
