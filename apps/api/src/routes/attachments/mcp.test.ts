@@ -121,6 +121,6 @@ describe('attachments through MCP', () => {
       body: { fileName: 'big.pdf', contentBase64: Buffer.alloc(5 * 1024 * 1024 + 10).toString('base64') },
     });
     expect(big.isError).toBe(true);
-    expect(JSON.parse(big.content[0]?.text ?? '{}').error.code).toBe('VALIDATION_ERROR');
+    expect(JSON.parse(big.content[0]?.text ?? '{}').error.code, big.content[0]?.text).toBe('VALIDATION_ERROR');
   });
 });
